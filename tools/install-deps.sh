@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package rpma needs to build, test and run, now and
+# for the designed future (daemon, client, Soft-RoCE VM tier). Idempotent:
+# re-running it on a machine that has everything only checks.
+set -euo pipefail
+
+packages=(
+  # build
+  bazel-bootstrap pkg-config g++ clang libclang-rt-14-dev clang-format
+  # data plane: rdma-core (verbs provider, ABI/interop references, perftest)
+  libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils
+  perftest librpma-dev librpma0 iproute2
+  # persistent memory
+  libpmem2-dev
+  # control plane, daemon, CLI
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev libsystemd-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
+  # Soft-RoCE VM tier
+  qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils zstd
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+    missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${#missing[@]} packages: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+echo "install-deps: done"
