@@ -6,10 +6,17 @@
 // classes; a provider lives in its own folder and never reaches into another.
 //
 // Conventions:
+// - Every fd handed out (channel, listener, CmId event fd) is created
+//   blocking: O_NONBLOCK belongs to the application, which sets it to make
+//   librpma's calls non-blocking, and the API objects look at it to decide
+//   whether to wait. Listener::NextRequest and CmId::NextEvent never block
+//   whatever the flag says (they return EAGAIN), so a provider must not rely
+//   on O_NONBLOCK to read its own fds (poll with a zero timeout first).
 // - Methods return 0 or a positive errno value (as ibverbs does): EINVAL,
-//   ENOMEM, EAGAIN (nothing ready on a non-blocking call), ENOSPC (queue
-//   full), EOPNOTSUPP, EFAULT (range outside a registration), ENODEV,
-//   ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH, EPIPE/ECONNRESET.
+//   ENOMEM (also: a queue is full, as ibverbs reports it), EAGAIN (nothing
+//   ready on a non-blocking call), EOPNOTSUPP, EFAULT (range outside a
+//   registration), ENODEV, ENOTCONN (not yet established), EPIPE (broken or
+//   disconnected), ECONNREFUSED, ETIMEDOUT, EHOSTUNREACH.
 // - Work requests and completions use the ibverbs structs (ibv_send_wr,
 //   ibv_recv_wr, ibv_wc) with ibverbs' meaning of every field.
 // - Objects are owned by unique_ptr; an owner outlives what it created
@@ -87,7 +94,7 @@ class QueuePair {
     virtual ~QueuePair() = default;
     virtual uint32_t QpNum() const = 0;
     // ibv_post_send of one WR (wr.next is ignored). Opcodes: RDMA_WRITE,
-    // RDMA_WRITE_WITH_IMM, RDMA_READ, SEND, SEND_WITH_IMM. ENOSPC when sq_size
+    // RDMA_WRITE_WITH_IMM, RDMA_READ, SEND, SEND_WITH_IMM. ENOMEM when sq_size
     // WRs are outstanding.
     virtual int PostSend(const ibv_send_wr &wr) = 0;
     virtual int PostRecv(const ibv_recv_wr &wr) = 0;
@@ -144,9 +151,10 @@ class CmId {
   public:
     virtual ~CmId() = default;
     virtual ibv_context *Context() const = 0;
-    // rdma_create_qp on this id; the QP lives until the CmId is destroyed.
-    virtual int CreateQp(ProtectionDomain &pd, const QueuePairInit &init,
-                         std::unique_ptr<QueuePair> *qp) = 0;
+    // rdma_create_qp on this id. The CmId owns the QP (Qp() returns it, or
+    // nullptr before CreateQp) and destroys it first when it is destroyed, so
+    // the CQs given in `init` must outlive the CmId.
+    virtual int CreateQp(ProtectionDomain &pd, const QueuePairInit &init) = 0;
     virtual QueuePair *Qp() const = 0;
     // The peer's private data carried by a connection request (passive side).
     virtual const std::vector<uint8_t> &RequestPrivateData() const = 0;

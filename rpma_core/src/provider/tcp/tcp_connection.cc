@@ -1,0 +1,1413 @@
+#include "rpma_core/src/provider/tcp/tcp_connection.h"
+
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "rpma_core/src/log.h"
+#include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_request_queue.h"
+
+namespace rpma::provider::tcp {
+namespace {
+
+// A passive side gives a peer this long to send its CONNECT_REQUEST, and to
+// send its READY_TO_USE after ACCEPT, so a silent client cannot pin a socket.
+constexpr int kPassiveHandshakeTimeoutMs = 10000;
+// How long a disconnect waits for the peer's DISCONNECT and end of stream.
+constexpr int kDisconnectTimeoutMs = 2000;
+// How long a dead connection keeps trying to deliver its last NAK or REJECT.
+constexpr int kClosingLingerMs = 1000;
+// Bytes read from one connection per wake-up, so one busy peer cannot starve
+// the others (the socket stays readable and epoll brings us back).
+constexpr size_t kReadBudgetBytes = size_t{4} << 20;
+// Largest IBV_SEND_INLINE payload (the QP's max_inline_data).
+constexpr uint32_t kMaxInlineData = 64;
+
+bool IsNakStatus(uint32_t status) {
+    switch (status) {
+        case IBV_WC_REM_ACCESS_ERR:
+        case IBV_WC_REM_INV_REQ_ERR:
+        case IBV_WC_REM_OP_ERR:
+        case IBV_WC_RNR_RETRY_EXC_ERR:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// Makes the segment durable. Earlier writes are already in the page cache
+// (requests are applied in order); msync of the page-aligned range writes
+// file-backed pages back and is a no-op for anonymous memory. 0, EFAULT when
+// the region was deregistered, or msync's errno.
+int Persist(const MemorySegment &segment) {
+    if (segment.length == 0)
+        return 0;
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto addr = reinterpret_cast<uintptr_t>(segment.addr);
+    const uintptr_t begin = addr & ~(page - 1);
+    const uintptr_t end = (addr + segment.length + page - 1) & ~(page - 1);
+    RegionAccess access;
+    if (!access.Enter(segment.region.get()))
+        return EFAULT;
+    if (msync(reinterpret_cast<void *>(begin), end - begin, MS_SYNC) != 0)
+        return errno;
+    return 0;
+}
+
+}  // namespace
+
+const char *Connection::StateName(State state) {
+    switch (state) {
+        case State::kIdle:
+            return "idle";
+        case State::kConnecting:
+            return "connecting";
+        case State::kAwaitingReply:
+            return "awaiting reply";
+        case State::kAwaitingRequest:
+            return "awaiting request";
+        case State::kRequestQueued:
+            return "request queued";
+        case State::kAwaitingRtu:
+            return "awaiting ready-to-use";
+        case State::kEstablished:
+            return "established";
+        case State::kDisconnecting:
+            return "disconnecting";
+        case State::kClosing:
+            return "closing";
+        case State::kClosed:
+            return "closed";
+    }
+    return "unknown";
+}
+
+std::shared_ptr<Connection> Connection::CreateActive(const ConnectionDeps &deps,
+                                                     std::vector<SocketAddress> addresses) {
+    auto connection = std::make_shared<Connection>(deps, /*active=*/true);
+    connection->addresses_ = std::move(addresses);
+    if (!connection->addresses_.empty())
+        connection->peer_ = connection->addresses_.front().ToString();
+    return connection;
+}
+
+int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
+                             std::weak_ptr<RequestQueue> requests) {
+    auto connection = std::make_shared<Connection>(deps, /*active=*/false);
+    std::lock_guard lock(connection->mu_);
+    SocketAddress peer;
+    peer.length = sizeof(peer.storage);
+    if (getpeername(socket.Get(), reinterpret_cast<sockaddr *>(&peer.storage), &peer.length) == 0)
+        connection->peer_ = peer.ToString();
+    connection->requests_ = std::move(requests);
+    if (const int err = connection->EnsureTimer(); err != 0)
+        return err;
+    if (const int err = connection->AttachSocket(std::move(socket)); err != 0) {
+        connection->CloseNow();
+        return err;
+    }
+    connection->ArmTimer(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    return 0;
+}
+
+Connection::Connection(const ConnectionDeps &deps, bool active)
+    : deps_(deps), active_(active), state_(active ? State::kIdle : State::kAwaitingRequest) {}
+
+Connection::~Connection() = default;
+
+// ---------------------------------------------------------------------------
+// Socket and timer plumbing.
+
+int Connection::AttachSocket(UniqueFd socket) {
+    socket_ = std::move(socket);
+    write_shut_down_ = false;
+    interest_ = WantedEvents();
+    const int err = deps_.engine->Add(socket_.Get(), interest_, shared_from_this(), &socket_token_);
+    if (err != 0) {
+        socket_.Reset();
+        interest_ = 0;
+    }
+    return err;
+}
+
+void Connection::DetachSocket() {
+    if (!socket_.Valid())
+        return;
+    deps_.engine->Remove(socket_token_, socket_.Get());
+    socket_.Reset();
+    interest_ = 0;
+}
+
+int Connection::EnsureTimer() {
+    if (timer_.Valid())
+        return 0;
+    UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
+    if (!timer.Valid()) {
+        const int err = errno;
+        RPMA_LOG_ERROR("cannot create a connection timer: %s", strerror(err));
+        return err;
+    }
+    const int err = deps_.engine->Add(timer.Get(), EPOLLIN, shared_from_this(), &timer_token_);
+    if (err != 0)
+        return err;
+    timer_ = std::move(timer);
+    return 0;
+}
+
+void Connection::ArmTimer(TimerPurpose purpose, int milliseconds) {
+    if (!timer_.Valid())
+        return;
+    itimerspec spec{};
+    spec.it_value.tv_sec = milliseconds / 1000;
+    spec.it_value.tv_nsec = static_cast<long>(milliseconds % 1000) * 1000000L;
+    if (milliseconds <= 0)
+        spec.it_value.tv_nsec = 1;  // zero would disarm
+    timerfd_settime(timer_.Get(), 0, &spec, nullptr);
+    timer_purpose_ = purpose;
+}
+
+void Connection::DisarmTimer(TimerPurpose purpose) {
+    if (timer_purpose_ != purpose || !timer_.Valid())
+        return;
+    itimerspec spec{};
+    timerfd_settime(timer_.Get(), 0, &spec, nullptr);
+    timer_purpose_ = TimerPurpose::kNone;
+}
+
+bool Connection::ReadingEnabled() const {
+    if (!socket_.Valid() || in_.phase == Inbound::Phase::kWaitingForReceive)
+        return false;
+    switch (state_) {
+        case State::kAwaitingReply:
+        case State::kAwaitingRequest:
+        case State::kAwaitingRtu:
+        case State::kEstablished:
+        case State::kDisconnecting:
+            return true;
+        default:
+            return false;
+    }
+}
+
+uint32_t Connection::WantedEvents() const {
+    // RDHUP stays on while reading is paused so a vanished peer is noticed.
+    uint32_t events = EPOLLRDHUP;
+    if (ReadingEnabled())
+        events |= EPOLLIN;
+    if (state_ == State::kConnecting || !out_.Empty())
+        events |= EPOLLOUT;
+    return events;
+}
+
+void Connection::UpdateInterest() {
+    if (!socket_.Valid())
+        return;
+    const uint32_t wanted = WantedEvents();
+    if (wanted != interest_ && deps_.engine->Modify(socket_token_, socket_.Get(), wanted) == 0)
+        interest_ = wanted;
+}
+
+void Connection::FlushOutbound() {
+    if (!socket_.Valid() || state_ == State::kConnecting || out_.Empty())
+        return;
+    const OutboundQueue::FlushResult result = out_.Flush(socket_.Get());
+    switch (result.status) {
+        case OutboundQueue::FlushStatus::kDrained:
+        case OutboundQueue::FlushStatus::kBlocked:
+            return;
+        case OutboundQueue::FlushStatus::kRevoked:
+            RPMA_LOG_ERROR(
+                "connection to %s broken: a memory region was deregistered while a "
+                "transfer from it was in flight (deregister only after the "
+                "operations using it completed)",
+                peer_.c_str());
+            Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
+            return;
+        case OutboundQueue::FlushStatus::kError:
+            OnPeerGone(result.error);
+            return;
+    }
+}
+
+void Connection::AfterProgress() {
+    if (!socket_.Valid())
+        return;
+    if (IsLive() && !write_shut_down_ && applied_sequence_ > acknowledged_sequence_) {
+        out_.PushAck(applied_sequence_);
+        acknowledged_sequence_ = applied_sequence_;
+    }
+    FlushOutbound();
+    if (!socket_.Valid())
+        return;
+    if (state_ == State::kClosing && out_.Empty()) {
+        CloseNow();
+        return;
+    }
+    // Both goodbyes exchanged and everything sent: end our half of the
+    // stream; the peer's end of stream then completes the disconnect.
+    if (state_ == State::kDisconnecting && sent_disconnect_ && received_disconnect_ &&
+        out_.Empty() && !write_shut_down_) {
+        shutdown(socket_.Get(), SHUT_WR);
+        write_shut_down_ = true;
+    }
+    UpdateInterest();
+}
+
+void Connection::OnEvents(int fd, uint32_t events) {
+    std::lock_guard lock(mu_);
+    if (timer_.Valid() && fd == timer_.Get()) {
+        uint64_t expirations;
+        if (read(timer_.Get(), &expirations, sizeof(expirations)) == sizeof(expirations))
+            OnTimer();
+        AfterProgress();
+        return;
+    }
+    if (!socket_.Valid() || fd != socket_.Get())
+        return;
+    if (state_ == State::kConnecting) {
+        if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+            FinishTcpConnect();
+        AfterProgress();
+        return;
+    }
+    if (events & EPOLLOUT)
+        FlushOutbound();
+    if (ReadingEnabled()) {
+        if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+            ReadInbound();
+    } else if (socket_.Valid() && (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
+        OnPeerGone(0);
+    }
+    AfterProgress();
+}
+
+void Connection::OnTimer() {
+    const TimerPurpose purpose = std::exchange(timer_purpose_, TimerPurpose::kNone);
+    switch (purpose) {
+        case TimerPurpose::kNone:
+            return;
+        case TimerPurpose::kConnect:
+            if (state_ == State::kConnecting || state_ == State::kAwaitingReply) {
+                RPMA_LOG_ERROR("%s did not %s in time", peer_.c_str(),
+                               state_ == State::kConnecting ? "answer the connection"
+                                                            : "accept or reject the request");
+                Emit(CmEventType::kUnreachable);
+                CloseNow();
+            }
+            return;
+        case TimerPurpose::kHandshake:
+            if (state_ == State::kAwaitingRequest) {
+                RPMA_LOG_WARNING(
+                    "%s opened a connection but sent no connection request within "
+                    "%d ms; closing it",
+                    peer_.c_str(), kPassiveHandshakeTimeoutMs);
+                CloseNow();
+            } else if (state_ == State::kAwaitingRtu) {
+                RPMA_LOG_ERROR("%s did not confirm the accepted connection within %d ms",
+                               peer_.c_str(), kPassiveHandshakeTimeoutMs);
+                Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
+            }
+            return;
+        case TimerPurpose::kReceiverNotReady:
+            if (in_.phase == Inbound::Phase::kWaitingForReceive) {
+                RPMA_LOG_ERROR(
+                    "%s sent a message but no receive was posted within %d ms; "
+                    "failing the sender with IBV_WC_RNR_RETRY_EXC_ERR (post receives "
+                    "before the peer sends)",
+                    peer_.c_str(), deps_.rnr_timeout_ms->load());
+                RejectRequest(IBV_WC_RNR_RETRY_EXC_ERR, "receiver not ready");
+            }
+            return;
+        case TimerPurpose::kLinger:
+            if (state_ == State::kDisconnecting) {
+                RPMA_LOG_NOTICE("%s did not complete the disconnect within %d ms; closing",
+                                peer_.c_str(), kDisconnectTimeoutMs);
+                FinishDisconnect();
+            } else if (state_ == State::kClosing) {
+                CloseNow();
+            }
+            return;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Handshake.
+
+int Connection::BindQp(const QueuePairBinding &binding) {
+    std::lock_guard lock(mu_);
+    if (has_qp_) {
+        RPMA_LOG_ERROR("this connection already has a queue pair");
+        return EINVAL;
+    }
+    qp_ = binding;
+    has_qp_ = true;
+    sq_.Attach(binding.sq_size, binding.qp_num, binding.send_cq);
+    if (binding.srq != nullptr) {
+        rq_ = binding.srq;
+    } else {
+        private_rq_ = std::make_unique<ReceiveQueue>(*deps_.memory, *deps_.engine, binding.pd_id,
+                                                     binding.rq_size);
+        rq_ = private_rq_.get();
+    }
+    return 0;
+}
+
+void Connection::UnbindQp(const provider::QueuePair *handle) {
+    std::lock_guard lock(mu_);
+    if (!has_qp_ || qp_.handle != handle)
+        return;
+    switch (state_) {
+        case State::kConnecting:
+        case State::kAwaitingReply:
+        case State::kAwaitingRtu:
+        case State::kEstablished:
+            RPMA_LOG_NOTICE(
+                "queue pair destroyed while connected to %s; closing the connection "
+                "abruptly (disconnect first for a clean close)",
+                peer_.c_str());
+            CloseNow();
+            break;
+        default:
+            break;
+    }
+    // A destroyed QP reports nothing more, like a verbs QP.
+    sq_.Detach();
+    in_.has_receive = false;
+    in_.receive = {};
+    rq_ = nullptr;
+    private_rq_.reset();
+    has_qp_ = false;
+    qp_.handle = nullptr;
+    qp_.send_cq = nullptr;
+    qp_.recv_cq = nullptr;
+    qp_.srq = nullptr;
+    AfterProgress();
+}
+
+int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms) {
+    std::lock_guard lock(mu_);
+    if (!active_ || state_ != State::kIdle) {
+        RPMA_LOG_ERROR("cannot connect: the connection is %s, not a fresh outgoing one",
+                       StateName(state_));
+        return EINVAL;
+    }
+    if (length > wire::kMaxPrivateData || (length > 0 && private_data == nullptr)) {
+        RPMA_LOG_ERROR("cannot connect: private data of %u bytes (at most %zu)", length,
+                       wire::kMaxPrivateData);
+        return EINVAL;
+    }
+    if (!has_qp_) {
+        RPMA_LOG_ERROR("cannot connect: create the queue pair first");
+        return EINVAL;
+    }
+    const auto *bytes = static_cast<const uint8_t *>(private_data);
+    connect_private_data_.assign(bytes, bytes + length);
+    if (const int err = EnsureTimer(); err != 0)
+        return err;
+    state_ = State::kConnecting;
+    if (timeout_ms > 0)
+        ArmTimer(TimerPurpose::kConnect, timeout_ms);
+    if (!TryNextAddress()) {
+        RPMA_LOG_ERROR("cannot connect to %s: no address could be reached", peer_.c_str());
+        Emit(CmEventType::kUnreachable);
+        CloseNow();
+    }
+    AfterProgress();
+    return 0;
+}
+
+bool Connection::TryNextAddress() {
+    DetachSocket();
+    while (next_address_ < addresses_.size()) {
+        const SocketAddress &address = addresses_[next_address_++];
+        peer_ = address.ToString();
+        UniqueFd socket;
+        if (OpenStreamSocket(address.Family(), &socket) != 0)
+            continue;
+        if (connect(socket.Get(), address.Get(), address.length) != 0 && errno != EINPROGRESS) {
+            RPMA_LOG_INFO("connect to %s failed: %s", peer_.c_str(), strerror(errno));
+            continue;
+        }
+        if (AttachSocket(std::move(socket)) == 0)
+            return true;
+    }
+    return false;
+}
+
+void Connection::FinishTcpConnect() {
+    int error = 0;
+    socklen_t length = sizeof(error);
+    if (getsockopt(socket_.Get(), SOL_SOCKET, SO_ERROR, &error, &length) != 0)
+        error = errno;
+    if (error != 0) {
+        RPMA_LOG_INFO("connect to %s failed: %s", peer_.c_str(), strerror(error));
+        if (!TryNextAddress()) {
+            RPMA_LOG_ERROR("cannot connect to %s: %s", peer_.c_str(), strerror(error));
+            Emit(CmEventType::kUnreachable);
+            CloseNow();
+        }
+        return;
+    }
+    state_ = State::kAwaitingReply;
+    ArmTimer(TimerPurpose::kConnect, deps_.reply_timeout_ms->load());
+    PushHandshake(wire::Opcode::kConnectRequest, connect_private_data_.data(),
+                  connect_private_data_.size());
+}
+
+void Connection::PushHandshake(wire::Opcode opcode, const void *private_data, size_t length) {
+    OutboundMessage message;
+    message.header.opcode = opcode;
+    wire::HandshakePrefix prefix;
+    prefix.send_queue_depth = qp_.sq_size;
+    uint8_t encoded[wire::kHandshakePrefixSize];
+    wire::EncodeHandshakePrefix(prefix, encoded);
+    memcpy(message.inline_payload.data(), encoded, sizeof(encoded));
+    if (length > 0)
+        memcpy(message.inline_payload.data() + sizeof(encoded), private_data, length);
+    message.inline_length = sizeof(encoded) + length;
+    message.header.length = static_cast<uint32_t>(message.inline_length);
+    out_.Push(std::move(message));
+}
+
+int Connection::Accept(const void *private_data, uint8_t length) {
+    std::lock_guard lock(mu_);
+    if (active_) {
+        RPMA_LOG_ERROR("cannot accept an outgoing connection");
+        return EINVAL;
+    }
+    if (length > wire::kMaxPrivateData || (length > 0 && private_data == nullptr)) {
+        RPMA_LOG_ERROR("cannot accept: private data of %u bytes (at most %zu)", length,
+                       wire::kMaxPrivateData);
+        return EINVAL;
+    }
+    if (request_failed_) {
+        RPMA_LOG_ERROR("cannot accept the connection from %s: the peer gave up on it",
+                       peer_.c_str());
+        Emit(CmEventType::kConnectError);
+        return 0;
+    }
+    if (state_ != State::kRequestQueued) {
+        RPMA_LOG_ERROR("cannot accept: the connection is %s, not a pending request",
+                       StateName(state_));
+        return EINVAL;
+    }
+    if (!has_qp_) {
+        RPMA_LOG_ERROR("cannot accept: create the queue pair first");
+        return EINVAL;
+    }
+    PushHandshake(wire::Opcode::kAccept, private_data, length);
+    state_ = State::kAwaitingRtu;
+    ArmTimer(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    AfterProgress();
+    return 0;
+}
+
+int Connection::Reject() {
+    std::lock_guard lock(mu_);
+    if (active_) {
+        RPMA_LOG_ERROR("cannot reject an outgoing connection");
+        return EINVAL;
+    }
+    if (request_failed_)
+        return 0;
+    if (state_ != State::kRequestQueued) {
+        RPMA_LOG_ERROR("cannot reject: the connection is %s, not a pending request",
+                       StateName(state_));
+        return EINVAL;
+    }
+    OutboundMessage reject;
+    reject.header.opcode = wire::Opcode::kReject;
+    out_.Push(std::move(reject));
+    BeginClosing();
+    AfterProgress();
+    return 0;
+}
+
+int Connection::Disconnect() {
+    std::lock_guard lock(mu_);
+    switch (state_) {
+        case State::kEstablished: {
+            if (applied_sequence_ > acknowledged_sequence_) {
+                out_.PushAck(applied_sequence_);
+                acknowledged_sequence_ = applied_sequence_;
+            }
+            OutboundMessage goodbye;
+            goodbye.header.opcode = wire::Opcode::kDisconnect;
+            out_.Push(std::move(goodbye));
+            sent_disconnect_ = true;
+            state_ = State::kDisconnecting;
+            ArmTimer(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+            break;
+        }
+        case State::kDisconnecting:
+            break;
+        case State::kConnecting:
+        case State::kAwaitingReply:
+        case State::kAwaitingRtu:
+            sq_.FlushAll(IBV_WC_WR_FLUSH_ERR);
+            FlushReceives();
+            Emit(CmEventType::kDisconnected);
+            CloseNow();
+            break;
+        case State::kClosing:
+        case State::kClosed:
+            // Already broken or closed; confirm it so a caller waiting for
+            // the disconnected event does not hang.
+            Emit(CmEventType::kDisconnected);
+            break;
+        case State::kIdle:
+        case State::kAwaitingRequest:
+        case State::kRequestQueued:
+            RPMA_LOG_ERROR("cannot disconnect: the connection is %s", StateName(state_));
+            return EINVAL;
+    }
+    AfterProgress();
+    return 0;
+}
+
+void Connection::Abandon() {
+    std::lock_guard lock(mu_);
+    switch (state_) {
+        case State::kRequestQueued: {
+            // rdma_destroy_id on an unanswered request rejects it.
+            OutboundMessage reject;
+            reject.header.opcode = wire::Opcode::kReject;
+            out_.Push(std::move(reject));
+            BeginClosing();
+            break;
+        }
+        case State::kConnecting:
+        case State::kAwaitingReply:
+        case State::kAwaitingRequest:
+        case State::kAwaitingRtu:
+        case State::kEstablished:
+            sq_.FlushAll(IBV_WC_WR_FLUSH_ERR);
+            FlushReceives();
+            CloseNow();
+            break;
+        case State::kDisconnecting:
+        case State::kClosing:
+            // Finishes on its own, bounded by the linger timer.
+            break;
+        case State::kIdle:
+        case State::kClosed:
+            break;
+    }
+    AfterProgress();
+}
+
+void Connection::OnConnectRequest() {
+    wire::HandshakePrefix prefix;
+    if (!wire::ParseHandshakePrefix(in_.small.data(), in_.payload_length, &prefix)) {
+        RPMA_LOG_WARNING(
+            "%s sent a connection request of another protocol or version; "
+            "closing it",
+            peer_.c_str());
+        CloseNow();
+        return;
+    }
+    peer_send_queue_depth_ = prefix.send_queue_depth;
+    request_private_data_.assign(in_.small.data() + wire::kHandshakePrefixSize,
+                                 in_.small.data() + in_.payload_length);
+    state_ = State::kRequestQueued;
+    DisarmTimer(TimerPurpose::kHandshake);
+    std::shared_ptr<RequestQueue> requests = requests_.lock();
+    if (requests == nullptr || !requests->Offer(shared_from_this())) {
+        RPMA_LOG_NOTICE("rejecting the connection request from %s: the listener is closed",
+                        peer_.c_str());
+        OutboundMessage reject;
+        reject.header.opcode = wire::Opcode::kReject;
+        out_.Push(std::move(reject));
+        BeginClosing();
+    }
+}
+
+void Connection::OnAccept() {
+    wire::HandshakePrefix prefix;
+    if (!wire::ParseHandshakePrefix(in_.small.data(), in_.payload_length, &prefix)) {
+        RPMA_LOG_ERROR("%s answered with another protocol or version", peer_.c_str());
+        Emit(CmEventType::kConnectError);
+        CloseNow();
+        return;
+    }
+    peer_send_queue_depth_ = prefix.send_queue_depth;
+    state_ = State::kEstablished;
+    DisarmTimer(TimerPurpose::kConnect);
+    OutboundMessage ready;
+    ready.header.opcode = wire::Opcode::kReadyToUse;
+    out_.Push(std::move(ready));
+    Emit(CmEventType::kEstablished,
+         std::vector<uint8_t>(in_.small.data() + wire::kHandshakePrefixSize,
+                              in_.small.data() + in_.payload_length));
+}
+
+// ---------------------------------------------------------------------------
+// Reading and executing.
+
+void Connection::ReadInbound() {
+    size_t budget = kReadBudgetBytes;
+    while (ReadingEnabled() && budget > 0) {
+        if (in_.phase == Inbound::Phase::kPayload) {
+            if (!ReadPayload(&budget))
+                return;
+            continue;
+        }
+        const ssize_t got = recv(socket_.Get(), in_.header_bytes + in_.header_received,
+                                 wire::kHeaderSize - in_.header_received, MSG_DONTWAIT);
+        if (!ConsumeReadResult(got))
+            return;
+        in_.header_received += static_cast<size_t>(got);
+        budget -= std::min(budget, static_cast<size_t>(got));
+        if (in_.header_received < wire::kHeaderSize)
+            continue;
+        in_.header_received = 0;
+        wire::Header header;
+        const wire::ParseError error = wire::ParseHeader(in_.header_bytes, &header);
+        if (error != wire::ParseError::kNone) {
+            ProtocolError(wire::ParseErrorString(error));
+            return;
+        }
+        in_.header = header;
+        OnHeader();
+    }
+}
+
+bool Connection::ConsumeReadResult(ssize_t result) {
+    if (result > 0)
+        return true;
+    if (result == 0) {
+        OnPeerGone(0);
+        return false;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return false;
+    OnPeerGone(errno);
+    return false;
+}
+
+ssize_t Connection::ReceivePayloadBytes(bool *revoked) {
+    iovec iov[kMaxSge + 1];
+    int count = 0;
+    size_t skip = in_.payload_received;
+    size_t wanted = in_.payload_length - in_.payload_received;
+    if (in_.destination.empty()) {
+        iov[0].iov_base = in_.small.data() + skip;
+        iov[0].iov_len = wanted;
+        return readv(socket_.Get(), iov, 1);
+    }
+    // Scoped to the syscall: completing the payload may drop the last
+    // reference to a region, which must not be entered any more by then.
+    RegionAccess access;
+    for (const MemorySegment &segment : in_.destination) {
+        if (wanted == 0)
+            break;
+        if (skip >= segment.length) {
+            skip -= segment.length;
+            continue;
+        }
+        if (!access.Enter(segment.region.get())) {
+            *revoked = true;
+            return -1;
+        }
+        const size_t length = std::min(segment.length - skip, wanted);
+        iov[count].iov_base = segment.addr + skip;
+        iov[count].iov_len = length;
+        ++count;
+        wanted -= length;
+        skip = 0;
+    }
+    return readv(socket_.Get(), iov, count);
+}
+
+bool Connection::ReadPayload(size_t *budget) {
+    bool revoked = false;
+    const ssize_t got = ReceivePayloadBytes(&revoked);
+    if (revoked) {
+        if (wire::IsRequest(in_.header.opcode)) {
+            RejectRequest(IBV_WC_REM_ACCESS_ERR, "the target memory region was deregistered");
+        } else {
+            RPMA_LOG_ERROR(
+                "the destination of a READ was deregistered while the READ was in "
+                "flight");
+            Fail(IBV_WC_LOC_PROT_ERR, /*send_nothing=*/true);
+        }
+        return false;
+    }
+    if (!ConsumeReadResult(got))
+        return false;
+    in_.payload_received += static_cast<size_t>(got);
+    *budget -= std::min(*budget, static_cast<size_t>(got));
+    if (in_.payload_received == in_.payload_length) {
+        in_.phase = Inbound::Phase::kHeader;
+        OnPayloadComplete();
+    }
+    return true;
+}
+
+void Connection::BeginPayload(size_t length) {
+    in_.payload_length = length;
+    in_.payload_received = 0;
+    if (length == 0) {
+        in_.phase = Inbound::Phase::kHeader;
+        OnPayloadComplete();
+    } else {
+        in_.phase = Inbound::Phase::kPayload;
+    }
+}
+
+void Connection::OnHeader() {
+    const wire::Header &header = in_.header;
+    in_.destination.clear();
+    switch (header.opcode) {
+        case wire::Opcode::kConnectRequest:
+            if (active_ || state_ != State::kAwaitingRequest)
+                return ProtocolError("unexpected CONNECT_REQUEST");
+            return BeginPayload(header.length);
+        case wire::Opcode::kAccept:
+            if (!active_ || state_ != State::kAwaitingReply)
+                return ProtocolError("unexpected ACCEPT");
+            return BeginPayload(header.length);
+        case wire::Opcode::kReject:
+            if (!active_ || state_ != State::kAwaitingReply)
+                return ProtocolError("unexpected REJECT");
+            RPMA_LOG_NOTICE("%s rejected the connection request", peer_.c_str());
+            Emit(CmEventType::kRejected);
+            return CloseNow();
+        case wire::Opcode::kReadyToUse:
+            if (active_ || state_ != State::kAwaitingRtu)
+                return ProtocolError("unexpected READY_TO_USE");
+            state_ = State::kEstablished;
+            DisarmTimer(TimerPurpose::kHandshake);
+            return Emit(CmEventType::kEstablished);
+        case wire::Opcode::kDisconnect:
+            return OnDisconnectMessage();
+        case wire::Opcode::kAck:
+            return OnAck(header);
+        case wire::Opcode::kNak:
+            return OnNak(header);
+        case wire::Opcode::kReadResponse:
+            return OnReadResponseHeader(header);
+        default:
+            return OnRequestHeader();
+    }
+}
+
+void Connection::OnRequestHeader() {
+    const wire::Header &header = in_.header;
+    if (!IsLive() || received_disconnect_)
+        return ProtocolError("request outside an established connection");
+    if (header.sequence != expected_sequence_)
+        return ProtocolError("request out of sequence");
+    MemorySegment segment;
+    RemoteCheck check = RemoteCheck::kOk;
+    switch (header.opcode) {
+        case wire::Opcode::kWrite:
+        case wire::Opcode::kWriteWithImm:
+            check = deps_.memory->ResolveRemote(header.rkey, header.remote_addr, header.length,
+                                                qp_.pd_id, IBV_ACCESS_REMOTE_WRITE, &segment);
+            if (check != RemoteCheck::kOk)
+                return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
+            if (header.opcode == wire::Opcode::kWriteWithImm && !AcquireReceive())
+                return;
+            if (segment.length > 0)
+                in_.destination.push_back(std::move(segment));
+            return BeginPayload(header.length);
+        case wire::Opcode::kReadRequest: {
+            check = deps_.memory->ResolveRemote(header.rkey, header.remote_addr, header.length,
+                                                qp_.pd_id, IBV_ACCESS_REMOTE_READ, &segment);
+            if (check != RemoteCheck::kOk)
+                return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
+            // An honest peer cannot have more READs outstanding than its send
+            // queue holds; more would let it grow our queue without bound.
+            if (out_.PendingResponses() >= std::max<uint32_t>(peer_send_queue_depth_, 1))
+                return ProtocolError("more outstanding READs than the peer's send queue depth");
+            OutboundMessage response;
+            response.header.opcode = wire::Opcode::kReadResponse;
+            response.header.length = header.length;
+            response.header.sequence = header.sequence;
+            if (segment.length > 0)
+                response.segments.push_back(std::move(segment));
+            out_.Push(std::move(response));
+            return CompleteRequest();
+        }
+        case wire::Opcode::kAtomicWrite:
+            check = deps_.memory->ResolveRemote(header.rkey, header.remote_addr, header.length,
+                                                qp_.pd_id, IBV_ACCESS_REMOTE_WRITE, &segment);
+            if (check != RemoteCheck::kOk)
+                return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
+            if (header.remote_addr % wire::kAtomicWriteSize != 0)
+                return RejectRequest(IBV_WC_REM_INV_REQ_ERR,
+                                     "atomic write to an address not aligned to 8 bytes");
+            in_.atomic_target = std::move(segment);
+            return BeginPayload(header.length);
+        case wire::Opcode::kFlush: {
+            check = deps_.memory->ResolveRemote(header.rkey, header.remote_addr, header.length,
+                                                qp_.pd_id, IBV_ACCESS_REMOTE_READ, &segment);
+            if (check != RemoteCheck::kOk)
+                return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
+            if (header.flags == wire::kFlushPersistent) {
+                if (const int err = Persist(segment); err != 0) {
+                    if (err == EFAULT)
+                        return RejectRequest(IBV_WC_REM_ACCESS_ERR,
+                                             "the memory region was deregistered");
+                    RPMA_LOG_ERROR("persistent flush of %#llx+%u failed: msync: %s",
+                                   static_cast<unsigned long long>(header.remote_addr),
+                                   header.length, strerror(err));
+                    return RejectRequest(IBV_WC_REM_OP_ERR, "msync failed");
+                }
+            }
+            return CompleteRequest();
+        }
+        case wire::Opcode::kSend:
+        case wire::Opcode::kSendWithImm:
+            if (!AcquireReceive())
+                return;
+            if (!in_.receive.buffers_valid) {
+                CompleteReceive(IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, false);
+                return RejectRequest(IBV_WC_REM_OP_ERR, "the receive buffer is not registered");
+            }
+            if (header.length > in_.receive.capacity) {
+                RPMA_LOG_ERROR("a %u-byte message does not fit the %llu-byte receive buffer",
+                               header.length,
+                               static_cast<unsigned long long>(in_.receive.capacity));
+                CompleteReceive(IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, false);
+                return RejectRequest(IBV_WC_REM_INV_REQ_ERR,
+                                     "message larger than the posted receive");
+            }
+            in_.destination = in_.receive.segments;
+            return BeginPayload(header.length);
+        default:
+            return ProtocolError("unexpected opcode");
+    }
+}
+
+bool Connection::AcquireReceive() {
+    if (in_.has_receive)
+        return true;
+    if (rq_ == nullptr) {
+        RejectRequest(IBV_WC_REM_OP_ERR, "the queue pair is gone");
+        return false;
+    }
+    if (rq_->PopOrWait(&in_.receive, weak_from_this())) {
+        in_.has_receive = true;
+        DisarmTimer(TimerPurpose::kReceiverNotReady);
+        return true;
+    }
+    // Receiver not ready: leave the message in the socket (the peer's sends
+    // back up behind it) until a receive is posted or the RNR bound expires.
+    in_.phase = Inbound::Phase::kWaitingForReceive;
+    if (timer_purpose_ != TimerPurpose::kReceiverNotReady)
+        ArmTimer(TimerPurpose::kReceiverNotReady, deps_.rnr_timeout_ms->load());
+    return false;
+}
+
+void Connection::ResumeReceiving() {
+    std::lock_guard lock(mu_);
+    if (in_.phase != Inbound::Phase::kWaitingForReceive || !socket_.Valid())
+        return;
+    in_.phase = Inbound::Phase::kHeader;
+    OnRequestHeader();
+    if (ReadingEnabled())
+        ReadInbound();
+    AfterProgress();
+}
+
+void Connection::OnPayloadComplete() {
+    const wire::Header &header = in_.header;
+    switch (header.opcode) {
+        case wire::Opcode::kConnectRequest:
+            return OnConnectRequest();
+        case wire::Opcode::kAccept:
+            return OnAccept();
+        case wire::Opcode::kWrite:
+            return CompleteRequest();
+        case wire::Opcode::kWriteWithImm:
+            CompleteReceive(IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, header.length, true);
+            return CompleteRequest();
+        case wire::Opcode::kSend:
+            CompleteReceive(IBV_WC_SUCCESS, IBV_WC_RECV, header.length, false);
+            return CompleteRequest();
+        case wire::Opcode::kSendWithImm:
+            CompleteReceive(IBV_WC_SUCCESS, IBV_WC_RECV, header.length, true);
+            return CompleteRequest();
+        case wire::Opcode::kAtomicWrite: {
+            uint64_t value;
+            memcpy(&value, in_.small.data(), sizeof(value));
+            bool stored = false;
+            {
+                RegionAccess access;
+                if (access.Enter(in_.atomic_target.region.get())) {
+                    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(in_.atomic_target.addr))
+                        .store(value);
+                    stored = true;
+                }
+            }
+            if (!stored)
+                return RejectRequest(IBV_WC_REM_ACCESS_ERR, "the memory region was deregistered");
+            in_.atomic_target = {};
+            return CompleteRequest();
+        }
+        case wire::Opcode::kReadResponse:
+            in_.destination.clear();
+            sq_.CompleteFront(IBV_WC_SUCCESS);
+            return FailOnFrontLocalError();
+        default:
+            return ProtocolError("unexpected payload");
+    }
+}
+
+void Connection::CompleteRequest() {
+    applied_sequence_ = in_.header.sequence;
+    ++expected_sequence_;
+    in_.destination.clear();
+}
+
+void Connection::CompleteReceive(ibv_wc_status status, ibv_wc_opcode opcode, uint32_t byte_len,
+                                 bool with_imm) {
+    if (!in_.has_receive)
+        return;
+    ibv_wc wc{};
+    wc.wr_id = in_.receive.wr_id;
+    wc.status = status;
+    wc.opcode = opcode;
+    wc.byte_len = byte_len;
+    if (with_imm) {
+        wc.imm_data = in_.header.imm;
+        wc.wc_flags = IBV_WC_WITH_IMM;
+    }
+    SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
+    in_.has_receive = false;
+    in_.receive = {};
+}
+
+void Connection::OnAck(const wire::Header &header) {
+    if (!IsLive())
+        return ProtocolError("unexpected ACK");
+    if (!sq_.Acknowledge(header.sequence))
+        return ProtocolError("ACK for a request that was never sent or not yet answered");
+    FailOnFrontLocalError();
+}
+
+void Connection::OnNak(const wire::Header &header) {
+    if (!IsLive())
+        return ProtocolError("unexpected NAK");
+    if (!sq_.CompleteBefore(header.sequence))
+        return ProtocolError("NAK for a request that is not outstanding");
+    const ibv_wc_status status =
+        IsNakStatus(header.rkey) ? static_cast<ibv_wc_status>(header.rkey) : IBV_WC_REM_OP_ERR;
+    RPMA_LOG_ERROR("%s refused request %llu: %s; the connection is broken", peer_.c_str(),
+                   static_cast<unsigned long long>(header.sequence), ibv_wc_status_str(status));
+    Fail(status, /*send_nothing=*/true);
+}
+
+void Connection::OnReadResponseHeader(const wire::Header &header) {
+    if (!IsLive())
+        return ProtocolError("unexpected READ_RESPONSE");
+    if (!sq_.CompleteBefore(header.sequence))
+        return ProtocolError("READ_RESPONSE for a request that is not outstanding");
+    PendingWr *read = sq_.Front();
+    if (!read->is_read || read->byte_len != header.length)
+        return ProtocolError("READ_RESPONSE does not match the READ");
+    in_.destination = read->read_destination;
+    BeginPayload(header.length);
+}
+
+void Connection::OnDisconnectMessage() {
+    if (!IsLive() || received_disconnect_)
+        return ProtocolError("unexpected DISCONNECT");
+    received_disconnect_ = true;
+    if (applied_sequence_ > acknowledged_sequence_) {
+        out_.PushAck(applied_sequence_);
+        acknowledged_sequence_ = applied_sequence_;
+    }
+    if (!sent_disconnect_) {
+        OutboundMessage goodbye;
+        goodbye.header.opcode = wire::Opcode::kDisconnect;
+        out_.Push(std::move(goodbye));
+        sent_disconnect_ = true;
+        state_ = State::kDisconnecting;
+        ArmTimer(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Posting.
+
+int Connection::CheckCanPost() const {
+    if (!has_qp_) {
+        RPMA_LOG_ERROR("the queue pair was destroyed");
+        return EINVAL;
+    }
+    switch (state_) {
+        case State::kEstablished:
+            return 0;
+        case State::kDisconnecting:
+        case State::kClosing:
+        case State::kClosed:
+            RPMA_LOG_ERROR("cannot post to %s: the connection is %s", peer_.c_str(),
+                           StateName(state_));
+            return EPIPE;
+        default:
+            RPMA_LOG_ERROR("cannot post: the connection is %s, not yet established",
+                           StateName(state_));
+            return ENOTCONN;
+    }
+}
+
+int Connection::PostSend(const ibv_send_wr &wr) {
+    std::lock_guard lock(mu_);
+    if (const int err = CheckCanPost(); err != 0)
+        return err;
+    PendingWr pending;
+    OutboundMessage message;
+    switch (wr.opcode) {
+        case IBV_WR_RDMA_WRITE:
+            message.header.opcode = wire::Opcode::kWrite;
+            pending.opcode = IBV_WC_RDMA_WRITE;
+            break;
+        case IBV_WR_RDMA_WRITE_WITH_IMM:
+            message.header.opcode = wire::Opcode::kWriteWithImm;
+            pending.opcode = IBV_WC_RDMA_WRITE;
+            break;
+        case IBV_WR_RDMA_READ:
+            message.header.opcode = wire::Opcode::kReadRequest;
+            pending.opcode = IBV_WC_RDMA_READ;
+            pending.is_read = true;
+            break;
+        case IBV_WR_SEND:
+            message.header.opcode = wire::Opcode::kSend;
+            pending.opcode = IBV_WC_SEND;
+            break;
+        case IBV_WR_SEND_WITH_IMM:
+            message.header.opcode = wire::Opcode::kSendWithImm;
+            pending.opcode = IBV_WC_SEND;
+            break;
+        default:
+            RPMA_LOG_ERROR("the tcp provider does not support work request opcode %d", wr.opcode);
+            return EINVAL;
+    }
+    if (wr.num_sge < 0 || wr.num_sge > kMaxSge || (wr.num_sge > 0 && wr.sg_list == nullptr)) {
+        RPMA_LOG_ERROR("cannot post a work request with %d gather entries (at most %d)", wr.num_sge,
+                       kMaxSge);
+        return EINVAL;
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < wr.num_sge; ++i)
+        total += wr.sg_list[i].length;
+    if (total > wire::kMaxMessageLength) {
+        RPMA_LOG_ERROR("cannot post a %llu-byte work request (at most %llu bytes)",
+                       static_cast<unsigned long long>(total),
+                       static_cast<unsigned long long>(wire::kMaxMessageLength));
+        return EINVAL;
+    }
+    const bool inline_data = (wr.send_flags & IBV_SEND_INLINE) && !pending.is_read;
+    if (inline_data && total > kMaxInlineData) {
+        RPMA_LOG_ERROR("cannot post %llu bytes inline (at most %u)",
+                       static_cast<unsigned long long>(total), kMaxInlineData);
+        return EINVAL;
+    }
+    if (sq_.Full()) {
+        RPMA_LOG_ERROR("cannot post: all %u send queue slots are in use (wait for completions)",
+                       qp_.sq_size);
+        return ENOMEM;
+    }
+
+    pending.wr_id = wr.wr_id;
+    pending.signaled = (wr.send_flags & IBV_SEND_SIGNALED) != 0;
+    pending.byte_len = static_cast<uint32_t>(total);
+    for (int i = 0; i < wr.num_sge; ++i) {
+        const ibv_sge &sge = wr.sg_list[i];
+        if (sge.length == 0)
+            continue;
+        if (inline_data) {
+            // Inline data is copied now, as verbs does; its lkey is ignored.
+            memcpy(message.inline_payload.data() + message.inline_length,
+                   reinterpret_cast<const void *>(static_cast<uintptr_t>(sge.addr)), sge.length);
+            message.inline_length += sge.length;
+            continue;
+        }
+        MemorySegment segment;
+        const int access = pending.is_read ? IBV_ACCESS_LOCAL_WRITE : 0;
+        if (!deps_.memory->ResolveLocal(sge, qp_.pd_id, access, &segment)) {
+            RPMA_LOG_ERROR(
+                "local buffer %#llx+%u is not inside a memory region with lkey %#x%s; "
+                "the work request completes with IBV_WC_LOC_PROT_ERR",
+                static_cast<unsigned long long>(sge.addr), sge.length, sge.lkey,
+                pending.is_read ? " and local write access" : "");
+            pending.local_error = IBV_WC_LOC_PROT_ERR;
+            break;
+        }
+        (pending.is_read ? pending.read_destination : message.segments)
+            .push_back(std::move(segment));
+    }
+    message.header.length = static_cast<uint32_t>(total);
+    if (wr.opcode != IBV_WR_SEND && wr.opcode != IBV_WR_SEND_WITH_IMM) {
+        message.header.remote_addr = wr.wr.rdma.remote_addr;
+        message.header.rkey = wr.wr.rdma.rkey;
+    }
+    if (wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || wr.opcode == IBV_WR_SEND_WITH_IMM)
+        message.header.imm = wr.imm_data;
+    return PostRequest(std::move(pending), std::move(message));
+}
+
+int Connection::PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, FlushType type,
+                          bool signaled, uint64_t wr_id) {
+    std::lock_guard lock(mu_);
+    if (const int err = CheckCanPost(); err != 0)
+        return err;
+    if (length > wire::kMaxMessageLength) {
+        RPMA_LOG_ERROR("cannot flush %zu bytes at once (at most %llu)", length,
+                       static_cast<unsigned long long>(wire::kMaxMessageLength));
+        return EINVAL;
+    }
+    if (sq_.Full()) {
+        RPMA_LOG_ERROR("cannot post a flush: all %u send queue slots are in use", qp_.sq_size);
+        return ENOMEM;
+    }
+    PendingWr pending;
+    pending.wr_id = wr_id;
+    pending.opcode = IBV_WC_RDMA_READ;  // as librpma's APM flush reports it
+    pending.signaled = signaled;
+    OutboundMessage message;
+    message.header.opcode = wire::Opcode::kFlush;
+    message.header.flags =
+        type == FlushType::kPersistent ? wire::kFlushPersistent : wire::kFlushVisibility;
+    message.header.length = static_cast<uint32_t>(length);
+    message.header.remote_addr = remote_addr;
+    message.header.rkey = rkey;
+    return PostRequest(std::move(pending), std::move(message));
+}
+
+int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char value[8],
+                                bool signaled, uint64_t wr_id) {
+    std::lock_guard lock(mu_);
+    if (const int err = CheckCanPost(); err != 0)
+        return err;
+    if (value == nullptr) {
+        RPMA_LOG_ERROR("cannot post an atomic write without a value");
+        return EINVAL;
+    }
+    if (sq_.Full()) {
+        RPMA_LOG_ERROR("cannot post an atomic write: all %u send queue slots are in use",
+                       qp_.sq_size);
+        return ENOMEM;
+    }
+    PendingWr pending;
+    pending.wr_id = wr_id;
+    pending.opcode = IBV_WC_RDMA_WRITE;
+    pending.signaled = signaled;
+    pending.byte_len = wire::kAtomicWriteSize;
+    OutboundMessage message;
+    message.header.opcode = wire::Opcode::kAtomicWrite;
+    message.header.length = wire::kAtomicWriteSize;
+    message.header.remote_addr = remote_addr;
+    message.header.rkey = rkey;
+    memcpy(message.inline_payload.data(), value, wire::kAtomicWriteSize);
+    message.inline_length = wire::kAtomicWriteSize;
+    return PostRequest(std::move(pending), std::move(message));
+}
+
+int Connection::PostRequest(PendingWr wr, OutboundMessage message) {
+    const uint64_t sequence = sq_.Push(std::move(wr));
+    if (sequence != 0) {
+        message.header.sequence = sequence;
+        out_.Push(std::move(message));
+    }
+    FailOnFrontLocalError();
+    AfterProgress();
+    return 0;
+}
+
+void Connection::FailOnFrontLocalError() {
+    const ibv_wc_status status = sq_.FrontLocalError();
+    if (status != IBV_WC_SUCCESS)
+        Fail(status, /*send_nothing=*/true);
+}
+
+int Connection::PostRecv(const ibv_recv_wr &wr) {
+    std::lock_guard lock(mu_);
+    if (!has_qp_) {
+        RPMA_LOG_ERROR("the queue pair was destroyed");
+        return EINVAL;
+    }
+    if (qp_.srq != nullptr) {
+        RPMA_LOG_ERROR(
+            "this queue pair takes its receives from a shared receive queue; post "
+            "them there");
+        return EINVAL;
+    }
+    if (state_ == State::kClosing || state_ == State::kClosed) {
+        // A QP in the error state flushes new receives right away.
+        ibv_wc wc{};
+        wc.wr_id = wr.wr_id;
+        wc.status = IBV_WC_WR_FLUSH_ERR;
+        wc.opcode = IBV_WC_RECV;
+        SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
+        return 0;
+    }
+    return rq_->Post(wr);
+}
+
+// ---------------------------------------------------------------------------
+// Ending.
+
+bool Connection::IsLive() const {
+    return state_ == State::kEstablished || state_ == State::kDisconnecting;
+}
+
+void Connection::RejectRequest(ibv_wc_status status, const char *why) {
+    if (state_ == State::kClosing || state_ == State::kClosed)
+        return;
+    RPMA_LOG_ERROR(
+        "refusing %s request %llu from %s (rkey %#x, address %#llx, length %u): %s; "
+        "breaking the connection",
+        wire::OpcodeName(in_.header.opcode), static_cast<unsigned long long>(in_.header.sequence),
+        peer_.c_str(), in_.header.rkey, static_cast<unsigned long long>(in_.header.remote_addr),
+        in_.header.length, why);
+    if (applied_sequence_ > acknowledged_sequence_) {
+        out_.PushAck(applied_sequence_);
+        acknowledged_sequence_ = applied_sequence_;
+    }
+    OutboundMessage nak;
+    nak.header.opcode = wire::Opcode::kNak;
+    nak.header.sequence = in_.header.sequence;
+    nak.header.rkey = status;
+    out_.Push(std::move(nak));
+    Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/false);
+}
+
+void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {
+    switch (state_) {
+        case State::kClosing:
+        case State::kClosed:
+            return;
+        case State::kAwaitingRequest:
+            CloseNow();
+            return;
+        case State::kRequestQueued:
+            request_failed_ = true;
+            CloseNow();
+            return;
+        default:
+            break;
+    }
+    sq_.FlushAll(first_status);
+    FlushReceives();
+    Emit(CmEventType::kConnectError);
+    if (send_nothing) {
+        CloseNow();
+    } else {
+        BeginClosing();
+    }
+}
+
+void Connection::ProtocolError(const char *why) {
+    RPMA_LOG_ERROR(
+        "protocol violation by %s (%s, last header %s, connection %s); breaking the "
+        "connection",
+        peer_.c_str(), why, wire::OpcodeName(in_.header.opcode), StateName(state_));
+    Fail(IBV_WC_RETRY_EXC_ERR, /*send_nothing=*/true);
+}
+
+void Connection::OnPeerGone(int error) {
+    const char *reason = error != 0 ? strerror(error) : "end of stream";
+    switch (state_) {
+        case State::kDisconnecting:
+            FinishDisconnect();
+            return;
+        case State::kClosing:
+            CloseNow();
+            return;
+        case State::kIdle:
+        case State::kClosed:
+            return;
+        case State::kAwaitingRequest:
+            RPMA_LOG_INFO("%s closed the connection before sending a request (%s)", peer_.c_str(),
+                          reason);
+            CloseNow();
+            return;
+        case State::kRequestQueued:
+            RPMA_LOG_NOTICE("%s withdrew its connection request (%s)", peer_.c_str(), reason);
+            request_failed_ = true;
+            CloseNow();
+            return;
+        case State::kConnecting:
+        case State::kAwaitingReply:
+        case State::kAwaitingRtu:
+            RPMA_LOG_ERROR("connection to %s failed during the handshake (%s)", peer_.c_str(),
+                           reason);
+            break;
+        case State::kEstablished:
+            RPMA_LOG_ERROR("connection to %s lost: %s without a disconnect", peer_.c_str(), reason);
+            break;
+    }
+    Fail(IBV_WC_RETRY_EXC_ERR, /*send_nothing=*/true);
+}
+
+void Connection::FinishDisconnect() {
+    sq_.FlushAll(IBV_WC_WR_FLUSH_ERR);
+    FlushReceives();
+    Emit(CmEventType::kDisconnected);
+    CloseNow();
+}
+
+void Connection::FlushReceives() {
+    CompleteReceive(IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false);
+    if (private_rq_ == nullptr)
+        return;
+    for (const PostedReceive &receive : private_rq_->TakeAll()) {
+        ibv_wc wc{};
+        wc.wr_id = receive.wr_id;
+        wc.status = IBV_WC_WR_FLUSH_ERR;
+        wc.opcode = IBV_WC_RECV;
+        SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
+    }
+}
+
+void Connection::BeginClosing() {
+    state_ = State::kClosing;
+    in_.phase = Inbound::Phase::kHeader;
+    in_.destination.clear();
+    in_.atomic_target = {};
+    ArmTimer(TimerPurpose::kLinger, kClosingLingerMs);
+}
+
+void Connection::CloseNow() {
+    DetachSocket();
+    if (timer_.Valid()) {
+        deps_.engine->Remove(timer_token_, timer_.Get());
+        timer_.Reset();
+    }
+    timer_purpose_ = TimerPurpose::kNone;
+    in_.destination.clear();
+    in_.atomic_target = {};
+    state_ = State::kClosed;
+}
+
+void Connection::Emit(CmEventType type, std::vector<uint8_t> private_data) {
+    if (type == CmEventType::kDisconnected) {
+        if (disconnected_event_sent_)
+            return;
+        disconnected_event_sent_ = true;
+        final_event_sent_ = true;
+    } else if (type != CmEventType::kEstablished) {
+        if (final_event_sent_)
+            return;
+        final_event_sent_ = true;
+    }
+    CmEvent event;
+    event.type = type;
+    event.private_data = std::move(private_data);
+    events_.Push(std::move(event));
+}
+
+}  // namespace rpma::provider::tcp

@@ -1,0 +1,163 @@
+#include "rpma_core/src/provider/tcp/tcp_memory_table.h"
+
+#include <cerrno>
+
+#include "rpma_core/src/log.h"
+
+namespace rpma::provider::tcp {
+namespace {
+
+constexpr int kSupportedAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                                 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+                                 IBV_ACCESS_HUGETLB;
+
+}  // namespace
+
+bool Region::Contains(uint64_t addr, uint64_t length) const {
+    const uint64_t base = reinterpret_cast<uintptr_t>(addr_);
+    if (addr < base)
+        return false;
+    const uint64_t offset = addr - base;
+    return length <= length_ && offset <= length_ - length;
+}
+
+// Dekker-style handshake with RevokeAndWait: both sides use sequentially
+// consistent operations, so either the user sees `revoked_` or the revoker
+// sees the user.
+bool Region::TryEnter() {
+    users_.fetch_add(1);
+    if (revoked_.load()) {
+        Exit();
+        return false;
+    }
+    return true;
+}
+
+void Region::Exit() {
+    if (users_.fetch_sub(1) == 1 && revoked_.load())
+        users_.notify_all();
+}
+
+void Region::RevokeAndWait() {
+    revoked_.store(true);
+    for (uint32_t users = users_.load(); users != 0; users = users_.load())
+        users_.wait(users);
+}
+
+RegionAccess::~RegionAccess() {
+    for (size_t i = 0; i < count_; ++i)
+        regions_[i]->Exit();
+}
+
+bool RegionAccess::Enter(Region *region) {
+    for (size_t i = 0; i < count_; ++i) {
+        if (regions_[i] == region)
+            return true;
+    }
+    if (count_ == kMaxRegions || !region->TryEnter())
+        return false;
+    regions_[count_++] = region;
+    return true;
+}
+
+const char *RemoteCheckString(RemoteCheck check) {
+    switch (check) {
+        case RemoteCheck::kOk:
+            return "ok";
+        case RemoteCheck::kUnknownKey:
+            return "no memory region with this rkey";
+        case RemoteCheck::kWrongProtectionDomain:
+            return "the memory region belongs to another protection domain";
+        case RemoteCheck::kOutOfBounds:
+            return "the range is outside the memory region";
+        case RemoteCheck::kAccessDenied:
+            return "the memory region does not grant the required access";
+    }
+    return "unknown";
+}
+
+MemoryTable::MemoryTable() : key_generator_(std::random_device{}()) {}
+
+int MemoryTable::Register(void *addr, size_t length, int access, uint64_t pd_id,
+                          std::shared_ptr<Region> *region) {
+    if (addr == nullptr || length == 0) {
+        RPMA_LOG_ERROR("cannot register memory: address %p, length %zu (need a non-empty range)",
+                       addr, length);
+        return EINVAL;
+    }
+    if (reinterpret_cast<uintptr_t>(addr) + length < reinterpret_cast<uintptr_t>(addr) ||
+        length > (size_t{1} << 62)) {
+        RPMA_LOG_ERROR("cannot register memory: the range %p + %zu wraps around", addr, length);
+        return EINVAL;
+    }
+    if (access & IBV_ACCESS_ON_DEMAND) {
+        RPMA_LOG_ERROR("the tcp provider does not support on-demand paging registrations");
+        return EOPNOTSUPP;
+    }
+    if (access & ~(kSupportedAccess | IBV_ACCESS_OPTIONAL_RANGE)) {
+        RPMA_LOG_ERROR("cannot register memory: unsupported access flags 0x%x", access);
+        return EINVAL;
+    }
+    if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+        !(access & IBV_ACCESS_LOCAL_WRITE)) {
+        RPMA_LOG_ERROR("cannot register memory: remote write needs IBV_ACCESS_LOCAL_WRITE too");
+        return EINVAL;
+    }
+
+    std::lock_guard lock(mu_);
+    uint32_t key;
+    do {
+        key = static_cast<uint32_t>(key_generator_());
+    } while (key == 0 || regions_.count(key) != 0);
+    auto entry = std::make_shared<Region>(static_cast<uint8_t *>(addr), length,
+                                          access & kSupportedAccess, key, pd_id);
+    regions_.emplace(key, entry);
+    *region = std::move(entry);
+    return 0;
+}
+
+void MemoryTable::Deregister(const std::shared_ptr<Region> &region) {
+    {
+        std::lock_guard lock(mu_);
+        regions_.erase(region->Key());
+    }
+    region->RevokeAndWait();
+}
+
+std::shared_ptr<Region> MemoryTable::Lookup(uint32_t key) const {
+    std::lock_guard lock(mu_);
+    auto it = regions_.find(key);
+    return it == regions_.end() ? nullptr : it->second;
+}
+
+RemoteCheck MemoryTable::ResolveRemote(uint32_t rkey, uint64_t addr, uint64_t length,
+                                       uint64_t pd_id, int required_access,
+                                       MemorySegment *segment) const {
+    std::shared_ptr<Region> region = Lookup(rkey);
+    if (region == nullptr)
+        return RemoteCheck::kUnknownKey;
+    if (region->PdId() != pd_id)
+        return RemoteCheck::kWrongProtectionDomain;
+    if (!region->Contains(addr, length))
+        return RemoteCheck::kOutOfBounds;
+    if ((region->Access() & required_access) != required_access)
+        return RemoteCheck::kAccessDenied;
+    segment->addr = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(addr));
+    segment->length = length;
+    segment->region = std::move(region);
+    return RemoteCheck::kOk;
+}
+
+bool MemoryTable::ResolveLocal(const ibv_sge &sge, uint64_t pd_id, int required_access,
+                               MemorySegment *segment) const {
+    std::shared_ptr<Region> region = Lookup(sge.lkey);
+    if (region == nullptr || region->PdId() != pd_id || !region->Contains(sge.addr, sge.length) ||
+        (region->Access() & required_access) != required_access)
+        return false;
+    segment->addr = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(sge.addr));
+    segment->length = sge.length;
+    segment->region = std::move(region);
+    return true;
+}
+
+}  // namespace rpma::provider::tcp

@@ -1,0 +1,123 @@
+// The process-wide table of registered memory, keyed by rkey (lkey == rkey).
+//
+// Remote operations look a region up, check bounds and access, and then let
+// the kernel move bytes straight between a socket and the region. A region can
+// be deregistered at any moment by the application, so every syscall that
+// touches registered memory holds a RegionAccess for the regions involved:
+// deregistration revokes the region (new accesses fail) and then waits only
+// for the syscalls already inside it, which are non-blocking and short.
+#ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_MEMORY_TABLE_H
+#define RPMA_CORE_SRC_PROVIDER_TCP_TCP_MEMORY_TABLE_H
+
+#include <infiniband/verbs.h>
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <unordered_map>
+
+namespace rpma::provider::tcp {
+
+class Region {
+  public:
+    Region(uint8_t *addr, size_t length, int access, uint32_t key, uint64_t pd_id)
+        : addr_(addr), length_(length), access_(access), key_(key), pd_id_(pd_id) {}
+
+    uint8_t *Addr() const { return addr_; }
+    size_t Length() const { return length_; }
+    int Access() const { return access_; }
+    uint32_t Key() const { return key_; }
+    uint64_t PdId() const { return pd_id_; }
+
+    // Overflow-safe: [addr, addr + length) lies inside the region.
+    bool Contains(uint64_t addr, uint64_t length) const;
+
+  private:
+    friend class RegionAccess;
+    friend class MemoryTable;
+
+    bool TryEnter();
+    void Exit();
+    void RevokeAndWait();
+
+    uint8_t *const addr_;
+    const size_t length_;
+    const int access_;
+    const uint32_t key_;
+    const uint64_t pd_id_;
+    std::atomic<bool> revoked_{false};
+    std::atomic<uint32_t> users_{0};
+};
+
+// A piece of registered memory an operation reads from or writes to.
+struct MemorySegment {
+    uint8_t *addr = nullptr;
+    size_t length = 0;
+    std::shared_ptr<Region> region;
+};
+
+// Holds the regions of one syscall open against deregistration. It keeps
+// raw pointers: the caller keeps every entered region alive (through a
+// MemorySegment) for the RegionAccess's whole lifetime, so scope it to the
+// syscall.
+class RegionAccess {
+  public:
+    static constexpr size_t kMaxRegions = 64;
+
+    RegionAccess() = default;
+    RegionAccess(const RegionAccess &) = delete;
+    RegionAccess &operator=(const RegionAccess &) = delete;
+    ~RegionAccess();
+
+    // False when the region was deregistered; nothing may touch it then.
+    bool Enter(Region *region);
+
+  private:
+    std::array<Region *, kMaxRegions> regions_{};
+    size_t count_ = 0;
+};
+
+enum class RemoteCheck {
+    kOk,
+    kUnknownKey,
+    kWrongProtectionDomain,
+    kOutOfBounds,
+    kAccessDenied,
+};
+const char *RemoteCheckString(RemoteCheck check);
+
+class MemoryTable {
+  public:
+    MemoryTable();
+
+    // ibv_reg_mr's argument rules: EINVAL for a null/empty range or unknown
+    // access bits, REMOTE_WRITE/ATOMIC without LOCAL_WRITE; EOPNOTSUPP for
+    // on-demand paging.
+    int Register(void *addr, size_t length, int access, uint64_t pd_id,
+                 std::shared_ptr<Region> *region);
+    // Returns once no syscall touches the region any more.
+    void Deregister(const std::shared_ptr<Region> &region);
+
+    // The target side of a remote operation.
+    RemoteCheck ResolveRemote(uint32_t rkey, uint64_t addr, uint64_t length, uint64_t pd_id,
+                              int required_access, MemorySegment *segment) const;
+    // A local sge: its lkey must name a region of `pd_id` that contains it and
+    // grants `required_access` (0 or IBV_ACCESS_LOCAL_WRITE).
+    bool ResolveLocal(const ibv_sge &sge, uint64_t pd_id, int required_access,
+                      MemorySegment *segment) const;
+
+  private:
+    std::shared_ptr<Region> Lookup(uint32_t key) const;
+
+    mutable std::mutex mu_;
+    std::unordered_map<uint32_t, std::shared_ptr<Region>> regions_;
+    std::mt19937 key_generator_;
+};
+
+}  // namespace rpma::provider::tcp
+
+#endif  // RPMA_CORE_SRC_PROVIDER_TCP_TCP_MEMORY_TABLE_H

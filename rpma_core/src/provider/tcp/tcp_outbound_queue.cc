@@ -1,0 +1,135 @@
+#include "rpma_core/src/provider/tcp/tcp_outbound_queue.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <utility>
+
+namespace rpma::provider::tcp {
+namespace {
+
+constexpr size_t kMaxIovPerSend = RegionAccess::kMaxRegions;
+
+// Collects the unsent part of a message into iovecs, skipping `skip` bytes.
+class IovecBuilder {
+  public:
+    explicit IovecBuilder(RegionAccess *access) : access_(access) {}
+
+    bool Full() const { return count_ == kMaxIovPerSend; }
+    size_t Count() const { return count_; }
+    iovec *Data() { return iov_.data(); }
+
+    // False when a region was revoked (what came before it is kept).
+    bool Add(const void *base, size_t length, size_t *skip, Region *region) {
+        if (*skip >= length) {
+            *skip -= length;
+            return true;
+        }
+        if (Full())
+            return true;
+        if (region != nullptr && !access_->Enter(region))
+            return false;
+        iov_[count_].iov_base = const_cast<uint8_t *>(static_cast<const uint8_t *>(base)) + *skip;
+        iov_[count_].iov_len = length - *skip;
+        ++count_;
+        *skip = 0;
+        return true;
+    }
+
+  private:
+    RegionAccess *access_;
+    std::array<iovec, kMaxIovPerSend> iov_{};
+    size_t count_ = 0;
+};
+
+bool IsResponse(const wire::Header &header) {
+    return header.opcode == wire::Opcode::kReadResponse;
+}
+
+}  // namespace
+
+void OutboundQueue::Push(OutboundMessage message) {
+    Item item;
+    item.header = wire::EncodeHeader(message.header);
+    item.total = wire::kHeaderSize + message.inline_length;
+    for (const MemorySegment &segment : message.segments)
+        item.total += segment.length;
+    if (IsResponse(message.header))
+        ++pending_responses_;
+    item.message = std::move(message);
+    items_.push_back(std::move(item));
+}
+
+void OutboundQueue::PushAck(uint64_t sequence) {
+    if (!items_.empty()) {
+        Item &tail = items_.back();
+        if (tail.message.header.opcode == wire::Opcode::kAck && tail.sent == 0) {
+            tail.message.header.sequence = sequence;
+            tail.header = wire::EncodeHeader(tail.message.header);
+            return;
+        }
+    }
+    OutboundMessage ack;
+    ack.header.opcode = wire::Opcode::kAck;
+    ack.header.sequence = sequence;
+    Push(std::move(ack));
+}
+
+ssize_t OutboundQueue::SendSome(int fd, bool *revoked) {
+    // Scoped to the syscall: popping sent items may drop the last reference
+    // to a region, which must not be entered any more by then.
+    RegionAccess access;
+    IovecBuilder iov(&access);
+    for (Item &item : items_) {
+        size_t skip = item.sent;
+        iov.Add(item.header.data(), item.header.size(), &skip, nullptr);
+        iov.Add(item.message.inline_payload.data(), item.message.inline_length, &skip, nullptr);
+        for (const MemorySegment &segment : item.message.segments) {
+            if (!iov.Add(segment.addr, segment.length, &skip, segment.region.get())) {
+                *revoked = true;
+                break;
+            }
+        }
+        if (*revoked || iov.Full())
+            break;
+    }
+    if (iov.Count() == 0)
+        return 0;
+    msghdr msg{};
+    msg.msg_iov = iov.Data();
+    msg.msg_iovlen = iov.Count();
+    return sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+OutboundQueue::FlushResult OutboundQueue::Flush(int fd) {
+    while (!items_.empty()) {
+        bool revoked = false;
+        const ssize_t written = SendSome(fd, &revoked);
+        if (written < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return {FlushStatus::kBlocked};
+            return {FlushStatus::kError, errno};
+        }
+        if (written == 0)
+            return {revoked ? FlushStatus::kRevoked : FlushStatus::kDrained};
+        auto remaining = static_cast<size_t>(written);
+        while (remaining > 0) {
+            Item &front = items_.front();
+            const size_t unsent = front.total - front.sent;
+            if (remaining < unsent) {
+                front.sent += remaining;
+                break;
+            }
+            remaining -= unsent;
+            if (IsResponse(front.message.header))
+                --pending_responses_;
+            items_.pop_front();
+        }
+    }
+    return {FlushStatus::kDrained};
+}
+
+}  // namespace rpma::provider::tcp

@@ -1,0 +1,76 @@
+// A connection's outbound byte stream as a queue of messages, each a header
+// plus pointers into registered memory (or a few inline bytes). Nothing is
+// copied: Flush hands the kernel iovecs that point at the application's
+// registered buffers.
+//
+// Whoever holds the connection lock flushes without blocking: the posting
+// thread writes what fits right away, the progress thread drains the rest
+// when the socket becomes writable. No thread ever waits on a socket write,
+// so two peers streaming at each other cannot deadlock.
+#ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_OUTBOUND_QUEUE_H
+#define RPMA_CORE_SRC_PROVIDER_TCP_TCP_OUTBOUND_QUEUE_H
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "rpma_core/src/provider/tcp/tcp_memory_table.h"
+#include "rpma_core/src/provider/tcp/tcp_wire.h"
+
+namespace rpma::provider::tcp {
+
+struct OutboundMessage {
+    wire::Header header;
+    // Small payloads (handshake, atomic value) travel from here.
+    std::array<uint8_t, wire::kMaxHandshakePayload> inline_payload{};
+    size_t inline_length = 0;
+    // Larger payloads travel straight from registered memory.
+    std::vector<MemorySegment> segments;
+};
+
+class OutboundQueue {
+  public:
+    enum class FlushStatus {
+        kDrained,
+        kBlocked,  // the socket is full; wait for EPOLLOUT
+        kRevoked,  // a payload's memory region was deregistered
+        kError,    // see `error`
+    };
+    struct FlushResult {
+        FlushStatus status;
+        int error = 0;
+    };
+
+    void Push(OutboundMessage message);
+    // ACKs are cumulative: an ACK still waiting untouched at the tail is
+    // raised instead of queueing another one.
+    void PushAck(uint64_t sequence);
+    FlushResult Flush(int fd);
+
+    bool Empty() const { return items_.empty(); }
+    // READ_RESPONSEs not yet fully sent.
+    size_t PendingResponses() const { return pending_responses_; }
+
+  private:
+    struct Item {
+        wire::EncodedHeader header;
+        OutboundMessage message;
+        size_t total = 0;
+        size_t sent = 0;
+    };
+
+    // One sendmsg of what fits into an iovec batch; 0 when nothing could
+    // be sent (*revoked tells why).
+    ssize_t SendSome(int fd, bool *revoked);
+
+    std::deque<Item> items_;
+    size_t pending_responses_ = 0;
+};
+
+}  // namespace rpma::provider::tcp
+
+#endif  // RPMA_CORE_SRC_PROVIDER_TCP_TCP_OUTBOUND_QUEUE_H

@@ -1,0 +1,72 @@
+// The provider's single progress thread: one epoll set over every socket,
+// timer and wake-up fd of the process. It is what makes remote operations
+// one-sided: the target application never calls into the provider for a
+// WRITE, READ, ATOMIC_WRITE or FLUSH to be applied.
+//
+// Handlers run on the progress thread and must never block. A registered
+// handler is kept alive by the engine until it is removed, so a connection
+// abandoned by the application can finish sending its last message.
+#ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_PROGRESS_ENGINE_H
+#define RPMA_CORE_SRC_PROVIDER_TCP_TCP_PROGRESS_ENGINE_H
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
+
+namespace rpma::provider::tcp {
+
+class EventHandler {
+  public:
+    virtual ~EventHandler() = default;
+    // `fd` is the registered fd the epoll events are for.
+    virtual void OnEvents(int fd, uint32_t events) = 0;
+};
+
+class ProgressEngine {
+  public:
+    ProgressEngine();
+    ~ProgressEngine();
+    ProgressEngine(const ProgressEngine &) = delete;
+    ProgressEngine &operator=(const ProgressEngine &) = delete;
+
+    // Watches `fd` for `events` (level-triggered). The token names the
+    // registration; tokens are never reused, so a late event for a removed
+    // fd cannot reach the handler of a new fd with the same number.
+    int Add(int fd, uint32_t events, std::shared_ptr<EventHandler> handler, uint64_t *token);
+    int Modify(uint64_t token, int fd, uint32_t events);
+    // After Remove returns, no new event for `token` is dispatched; a
+    // dispatch already running keeps its own reference to the handler.
+    void Remove(uint64_t token, int fd);
+    // Runs `task` on the progress thread.
+    void Post(std::function<void()> task);
+
+  private:
+    struct Registration {
+        int fd = -1;
+        std::shared_ptr<EventHandler> handler;
+    };
+
+    void StartLocked();
+    void Wake();
+    void Run();
+    void RunTasks();
+
+    UniqueFd epoll_;
+    UniqueFd wake_;
+    std::mutex mu_;
+    std::unordered_map<uint64_t, Registration> registrations_;
+    std::vector<std::function<void()>> tasks_;
+    uint64_t next_token_ = 1;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+}  // namespace rpma::provider::tcp
+
+#endif  // RPMA_CORE_SRC_PROVIDER_TCP_TCP_PROGRESS_ENGINE_H

@@ -1,0 +1,83 @@
+#include "rpma_core/src/provider/tcp/tcp_send_queue.h"
+
+#include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
+
+namespace rpma::provider::tcp {
+
+void SendQueue::Attach(uint32_t depth, uint32_t qp_num, CompletionQueue *cq) {
+    depth_ = depth;
+    qp_num_ = qp_num;
+    cq_ = cq;
+}
+
+void SendQueue::Detach() {
+    cq_ = nullptr;
+    wrs_.clear();
+}
+
+uint64_t SendQueue::Push(PendingWr wr) {
+    if (wr.local_error != IBV_WC_SUCCESS)
+        error_pending_ = true;
+    wr.sequence = error_pending_ ? 0 : next_sequence_++;
+    const uint64_t sequence = wr.sequence;
+    wrs_.push_back(std::move(wr));
+    return sequence;
+}
+
+bool SendQueue::Acknowledge(uint64_t sequence) {
+    if (sequence >= next_sequence_)
+        return false;
+    while (!wrs_.empty() && wrs_.front().sequence != 0 && wrs_.front().sequence <= sequence) {
+        if (wrs_.front().is_read)
+            return false;
+        CompleteFront(IBV_WC_SUCCESS);
+    }
+    return true;
+}
+
+bool SendQueue::CompleteBefore(uint64_t sequence) {
+    if (sequence == 0 || sequence >= next_sequence_)
+        return false;
+    while (!wrs_.empty() && wrs_.front().sequence != 0 && wrs_.front().sequence < sequence) {
+        if (wrs_.front().is_read)
+            return false;
+        CompleteFront(IBV_WC_SUCCESS);
+    }
+    return !wrs_.empty() && wrs_.front().sequence == sequence;
+}
+
+void SendQueue::CompleteFront(ibv_wc_status status) {
+    const PendingWr &wr = wrs_.front();
+    if (wr.signaled || status != IBV_WC_SUCCESS) {
+        ibv_wc wc{};
+        wc.wr_id = wr.wr_id;
+        wc.status = status;
+        wc.opcode = wr.opcode;
+        wc.byte_len = wr.byte_len;
+        Complete(cq_, qp_num_, wc);
+    }
+    wrs_.pop_front();
+}
+
+ibv_wc_status SendQueue::FrontLocalError() const {
+    return wrs_.empty() ? IBV_WC_SUCCESS : wrs_.front().local_error;
+}
+
+void SendQueue::FlushAll(ibv_wc_status first_status) {
+    ibv_wc_status status = first_status;
+    while (!wrs_.empty()) {
+        CompleteFront(status);
+        status = IBV_WC_WR_FLUSH_ERR;
+    }
+    error_pending_ = true;
+}
+
+void SendQueue::Complete(CompletionQueue *cq, uint32_t qp_num, const ibv_wc &wc) {
+    if (cq == nullptr)
+        return;
+    ibv_wc completed = wc;
+    completed.qp_num = qp_num;
+    cq->Push(completed);
+}
+
+}  // namespace rpma::provider::tcp

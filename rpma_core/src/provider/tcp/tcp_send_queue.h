@@ -1,0 +1,80 @@
+// The initiator's outstanding work requests, in posting order, and their
+// completions. A WR occupies its send-queue slot until the target has
+// answered for it: a cumulative ACK, the READ_RESPONSE of a READ, or a NAK.
+// Because the target executes requests in order, an answer for request N
+// also completes every request before N.
+#ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_SEND_QUEUE_H
+#define RPMA_CORE_SRC_PROVIDER_TCP_TCP_SEND_QUEUE_H
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "rpma_core/src/provider/tcp/tcp_memory_table.h"
+
+namespace rpma::provider::tcp {
+
+class CompletionQueue;
+
+struct PendingWr {
+    uint64_t wr_id = 0;
+    // 0: never transmitted (posted with, or behind, a local error).
+    uint64_t sequence = 0;
+    ibv_wc_opcode opcode = IBV_WC_RDMA_WRITE;
+    bool signaled = false;
+    uint32_t byte_len = 0;
+    bool is_read = false;
+    std::vector<MemorySegment> read_destination;
+    ibv_wc_status local_error = IBV_WC_SUCCESS;
+};
+
+class SendQueue {
+  public:
+    void Attach(uint32_t depth, uint32_t qp_num, CompletionQueue *cq);
+    // The QP was destroyed: nothing may be completed into its CQ any more.
+    void Detach();
+
+    bool Full() const { return wrs_.size() >= depth_; }
+    bool Empty() const { return wrs_.empty(); }
+    // The next request's sequence number; the first is 1.
+    uint64_t NextSequence() const { return next_sequence_; }
+    // True once a WR with a local error was posted: the QP is about to enter
+    // the error state, so later WRs are not transmitted.
+    bool ErrorPending() const { return error_pending_; }
+
+    // Assigns the sequence number unless the WR is not transmitted.
+    uint64_t Push(PendingWr wr);
+
+    // Cumulative ACK. False when the peer acknowledges a request it never got
+    // or a READ whose data it never sent.
+    bool Acknowledge(uint64_t sequence);
+    // Completes what precedes `sequence`; then the front must be `sequence`.
+    // False on a protocol violation.
+    bool CompleteBefore(uint64_t sequence);
+    PendingWr *Front() { return wrs_.empty() ? nullptr : &wrs_.front(); }
+    void CompleteFront(ibv_wc_status status);
+    // The front WR's local error, or IBV_WC_SUCCESS.
+    ibv_wc_status FrontLocalError() const;
+    // The QP entered the error state: the front completes with
+    // `first_status`, every other WR with IBV_WC_WR_FLUSH_ERR.
+    void FlushAll(ibv_wc_status first_status);
+
+    uint32_t QpNum() const { return qp_num_; }
+    // Completes a WR that never entered the queue (e.g. a receive posted to
+    // a QP in the error state uses the receive CQ instead).
+    static void Complete(CompletionQueue *cq, uint32_t qp_num, const ibv_wc &wc);
+
+  private:
+    std::deque<PendingWr> wrs_;
+    uint32_t depth_ = 0;
+    uint32_t qp_num_ = 0;
+    CompletionQueue *cq_ = nullptr;
+    uint64_t next_sequence_ = 1;
+    bool error_pending_ = false;
+};
+
+}  // namespace rpma::provider::tcp
+
+#endif  // RPMA_CORE_SRC_PROVIDER_TCP_TCP_SEND_QUEUE_H

@@ -1,0 +1,204 @@
+#include "rpma_core/src/provider/tcp/tcp_wire.h"
+
+namespace rpma::provider::tcp::wire {
+namespace {
+
+template <typename T>
+void Store(uint8_t *out, T value) {
+    for (size_t i = 0; i < sizeof(T); ++i)
+        out[i] = static_cast<uint8_t>(static_cast<uint64_t>(value) >> (8 * i));
+}
+
+template <typename T>
+T Load(const uint8_t *in) {
+    uint64_t value = 0;
+    for (size_t i = 0; i < sizeof(T); ++i)
+        value |= static_cast<uint64_t>(in[i]) << (8 * i);
+    return static_cast<T>(value);
+}
+
+bool IsKnownOpcode(uint8_t raw) {
+    switch (static_cast<Opcode>(raw)) {
+        case Opcode::kConnectRequest:
+        case Opcode::kAccept:
+        case Opcode::kReject:
+        case Opcode::kReadyToUse:
+        case Opcode::kDisconnect:
+        case Opcode::kWrite:
+        case Opcode::kWriteWithImm:
+        case Opcode::kReadRequest:
+        case Opcode::kAtomicWrite:
+        case Opcode::kFlush:
+        case Opcode::kSend:
+        case Opcode::kSendWithImm:
+        case Opcode::kAck:
+        case Opcode::kNak:
+        case Opcode::kReadResponse:
+            return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+EncodedHeader EncodeHeader(const Header &header) {
+    EncodedHeader out{};
+    out[0] = static_cast<uint8_t>(header.opcode);
+    out[1] = header.flags;
+    Store<uint32_t>(&out[4], header.length);
+    Store<uint64_t>(&out[8], header.remote_addr);
+    Store<uint32_t>(&out[16], header.rkey);
+    // The immediate is the application's four bytes, already in network
+    // order; it travels untouched.
+    for (size_t i = 0; i < 4; ++i)
+        out[20 + i] = reinterpret_cast<const uint8_t *>(&header.imm)[i];
+    Store<uint64_t>(&out[24], header.sequence);
+    return out;
+}
+
+ParseError ParseHeader(const uint8_t (&bytes)[kHeaderSize], Header *header) {
+    if (!IsKnownOpcode(bytes[0]))
+        return ParseError::kUnknownOpcode;
+    if (bytes[2] != 0 || bytes[3] != 0)
+        return ParseError::kReservedBitsSet;
+    Header h;
+    h.opcode = static_cast<Opcode>(bytes[0]);
+    h.flags = bytes[1];
+    h.length = Load<uint32_t>(&bytes[4]);
+    h.remote_addr = Load<uint64_t>(&bytes[8]);
+    h.rkey = Load<uint32_t>(&bytes[16]);
+    for (size_t i = 0; i < 4; ++i)
+        reinterpret_cast<uint8_t *>(&h.imm)[i] = bytes[20 + i];
+    h.sequence = Load<uint64_t>(&bytes[24]);
+
+    if (h.length > kMaxMessageLength)
+        return ParseError::kBadLength;
+    if (h.opcode == Opcode::kFlush) {
+        if (h.flags != kFlushPersistent && h.flags != kFlushVisibility)
+            return ParseError::kBadFlags;
+    } else if (h.flags != 0) {
+        return ParseError::kBadFlags;
+    }
+    switch (h.opcode) {
+        case Opcode::kConnectRequest:
+        case Opcode::kAccept:
+            if (h.length < kHandshakePrefixSize || h.length > kMaxHandshakePayload)
+                return ParseError::kBadLength;
+            break;
+        case Opcode::kReject:
+        case Opcode::kReadyToUse:
+        case Opcode::kDisconnect:
+        case Opcode::kAck:
+        case Opcode::kNak:
+            if (h.length != 0)
+                return ParseError::kBadLength;
+            break;
+        case Opcode::kAtomicWrite:
+            if (h.length != kAtomicWriteSize)
+                return ParseError::kBadLength;
+            break;
+        default:
+            break;
+    }
+    *header = h;
+    return ParseError::kNone;
+}
+
+const char *ParseErrorString(ParseError error) {
+    switch (error) {
+        case ParseError::kNone:
+            return "no error";
+        case ParseError::kUnknownOpcode:
+            return "unknown opcode";
+        case ParseError::kReservedBitsSet:
+            return "reserved bits set";
+        case ParseError::kBadLength:
+            return "length out of range for the opcode";
+        case ParseError::kBadFlags:
+            return "invalid flags for the opcode";
+    }
+    return "unknown error";
+}
+
+uint32_t PayloadLength(const Header &header) {
+    switch (header.opcode) {
+        case Opcode::kReadRequest:
+        case Opcode::kFlush:
+            return 0;  // `length` names a remote range, nothing follows
+        default:
+            return header.length;
+    }
+}
+
+bool IsRequest(Opcode opcode) {
+    switch (opcode) {
+        case Opcode::kWrite:
+        case Opcode::kWriteWithImm:
+        case Opcode::kReadRequest:
+        case Opcode::kAtomicWrite:
+        case Opcode::kFlush:
+        case Opcode::kSend:
+        case Opcode::kSendWithImm:
+            return true;
+        default:
+            return false;
+    }
+}
+
+const char *OpcodeName(Opcode opcode) {
+    switch (opcode) {
+        case Opcode::kConnectRequest:
+            return "CONNECT_REQUEST";
+        case Opcode::kAccept:
+            return "ACCEPT";
+        case Opcode::kReject:
+            return "REJECT";
+        case Opcode::kReadyToUse:
+            return "READY_TO_USE";
+        case Opcode::kDisconnect:
+            return "DISCONNECT";
+        case Opcode::kWrite:
+            return "WRITE";
+        case Opcode::kWriteWithImm:
+            return "WRITE_WITH_IMM";
+        case Opcode::kReadRequest:
+            return "READ_REQUEST";
+        case Opcode::kAtomicWrite:
+            return "ATOMIC_WRITE";
+        case Opcode::kFlush:
+            return "FLUSH";
+        case Opcode::kSend:
+            return "SEND";
+        case Opcode::kSendWithImm:
+            return "SEND_WITH_IMM";
+        case Opcode::kAck:
+            return "ACK";
+        case Opcode::kNak:
+            return "NAK";
+        case Opcode::kReadResponse:
+            return "READ_RESPONSE";
+    }
+    return "UNKNOWN";
+}
+
+void EncodeHandshakePrefix(const HandshakePrefix &prefix, uint8_t (&out)[kHandshakePrefixSize]) {
+    Store<uint32_t>(&out[0], prefix.magic);
+    Store<uint16_t>(&out[4], prefix.version);
+    Store<uint16_t>(&out[6], 0);
+    Store<uint32_t>(&out[8], prefix.send_queue_depth);
+}
+
+bool ParseHandshakePrefix(const uint8_t *bytes, size_t length, HandshakePrefix *prefix) {
+    if (length < kHandshakePrefixSize)
+        return false;
+    HandshakePrefix p;
+    p.magic = Load<uint32_t>(&bytes[0]);
+    p.version = Load<uint16_t>(&bytes[4]);
+    p.send_queue_depth = Load<uint32_t>(&bytes[8]);
+    if (p.magic != kMagic || p.version != kVersion)
+        return false;
+    *prefix = p;
+    return true;
+}
+
+}  // namespace rpma::provider::tcp::wire

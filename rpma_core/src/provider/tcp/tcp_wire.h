@@ -1,0 +1,113 @@
+// The tcp provider's wire format. Every message is a fixed 32-byte
+// little-endian header, optionally followed by a payload:
+//
+//   offset  size  field
+//        0     1  opcode       (Opcode)
+//        1     1  flags        (FLUSH: FlushFlags; otherwise 0)
+//        2     2  reserved     (must be 0)
+//        4     4  length       (payload length, or the range length of
+//                               READ_REQUEST and FLUSH, which carry none)
+//        8     8  remote_addr  (target virtual address of one-sided ops)
+//       16     4  rkey         (NAK: the ibv_wc_status to report)
+//       20     4  imm          (immediate data, sent as the application's
+//                               four bytes, already in network order)
+//       24     8  sequence     (requests: 1, 2, 3, ... per direction;
+//                               ACK: last request applied; READ_RESPONSE and
+//                               NAK: the request they answer)
+//
+// CONNECT_REQUEST and ACCEPT carry a HandshakePrefix (magic, version, the
+// sender's send-queue depth) followed by up to 56 bytes of private data. The
+// peer's send-queue depth bounds how many answers it may leave unread.
+//
+// Nothing read from the network is trusted: ParseHeader checks the opcode,
+// the reserved bits and every length before the receiver acts on a header.
+#ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_WIRE_H
+#define RPMA_CORE_SRC_PROVIDER_TCP_TCP_WIRE_H
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace rpma::provider::tcp::wire {
+
+enum class Opcode : uint8_t {
+    // Connection management.
+    kConnectRequest = 1,
+    kAccept = 2,
+    kReject = 3,
+    kReadyToUse = 4,
+    kDisconnect = 5,
+    // Requests (consume a sequence number, executed in order by the target).
+    kWrite = 16,
+    kWriteWithImm = 17,
+    kReadRequest = 18,
+    kAtomicWrite = 19,
+    kFlush = 20,
+    kSend = 21,
+    kSendWithImm = 22,
+    // Answers.
+    kAck = 32,
+    kNak = 33,
+    kReadResponse = 34,
+};
+
+enum FlushFlags : uint8_t {
+    kFlushPersistent = 1,
+    kFlushVisibility = 2,
+};
+
+inline constexpr size_t kHeaderSize = 32;
+inline constexpr size_t kMaxPrivateData = 56;
+inline constexpr uint32_t kMagic = 0x414d5052;  // "RPMA" in little-endian
+inline constexpr uint16_t kVersion = 1;
+inline constexpr size_t kHandshakePrefixSize = 12;
+inline constexpr size_t kMaxHandshakePayload = kHandshakePrefixSize + kMaxPrivateData;
+// Payloads and ranges are capped like an ibv_sge length (and below SSIZE_MAX).
+inline constexpr uint64_t kMaxMessageLength = uint64_t{1} << 31;
+inline constexpr size_t kAtomicWriteSize = 8;
+
+struct Header {
+    Opcode opcode = Opcode::kAck;
+    uint8_t flags = 0;
+    uint32_t length = 0;
+    uint64_t remote_addr = 0;
+    uint32_t rkey = 0;
+    uint32_t imm = 0;
+    uint64_t sequence = 0;
+};
+
+using EncodedHeader = std::array<uint8_t, kHeaderSize>;
+
+EncodedHeader EncodeHeader(const Header &header);
+
+enum class ParseError {
+    kNone,
+    kUnknownOpcode,
+    kReservedBitsSet,
+    kBadLength,
+    kBadFlags,
+};
+
+// Decodes and validates `bytes`; on success returns kNone.
+ParseError ParseHeader(const uint8_t (&bytes)[kHeaderSize], Header *header);
+const char *ParseErrorString(ParseError error);
+
+// How many payload bytes follow a (validated) header on the stream.
+uint32_t PayloadLength(const Header &header);
+
+bool IsRequest(Opcode opcode);
+const char *OpcodeName(Opcode opcode);
+
+struct HandshakePrefix {
+    uint32_t magic = kMagic;
+    uint16_t version = kVersion;
+    uint32_t send_queue_depth = 0;
+};
+
+void EncodeHandshakePrefix(const HandshakePrefix &prefix, uint8_t (&out)[kHandshakePrefixSize]);
+// False when the magic or the version is not ours.
+bool ParseHandshakePrefix(const uint8_t *bytes, size_t length, HandshakePrefix *prefix);
+
+}  // namespace rpma::provider::tcp::wire
+
+#endif  // RPMA_CORE_SRC_PROVIDER_TCP_TCP_WIRE_H
