@@ -1,0 +1,209 @@
+// rpma_bench: librpma over the chosen provider (tcp on hosts without an RNIC)
+// against raw TCP on loopback, in one run, with the ratios.
+//
+//   rpma_bench [--quick] [--csv FILE]
+//
+// Servers run in child processes forked before anything else starts a
+// thread; each reports readiness through a pipe.
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/bench_stats.h"
+#include "bench/workload.h"
+
+namespace {
+
+using rpma_bench::Client;
+
+struct Options {
+    bool quick = false;
+    std::string csv_path;
+};
+
+struct Row {
+    std::string workload;
+    size_t size;
+    double rpma;  // median latency in us, or MiB/s
+    double rpma_p99;
+    double tcp;
+    double tcp_p99;
+    bool higher_is_better;
+    double floor;  // 0 = no floor; else the ratio rpma/tcp must not cross it
+};
+
+uint16_t FreePort() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
+        perror("picking a port");
+        exit(1);
+    }
+    close(fd);
+    return ntohs(addr.sin_port);
+}
+
+// Forks a server and waits for its "ready" line.
+pid_t StartServer(const std::function<void(int)> &run) {
+    int fds[2];
+    if (pipe(fds) != 0) {
+        perror("pipe");
+        exit(1);
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        run(fds[1]);
+        _exit(1);
+    }
+    close(fds[1]);
+    char line[16] = {};
+    if (read(fds[0], line, sizeof(line) - 1) <= 0 || strncmp(line, "ready", 5) != 0) {
+        fprintf(stderr, "a benchmark server failed to start\n");
+        exit(1);
+    }
+    close(fds[0]);
+    return pid;
+}
+
+std::string HumanSize(size_t size) {
+    if (size >= (1 << 20))
+        return std::to_string(size >> 20) + " MiB";
+    if (size >= (1 << 10))
+        return std::to_string(size >> 10) + " KiB";
+    return std::to_string(size) + " B";
+}
+
+int Iterations(const Options &opt, size_t size) {
+    int wanted = opt.quick ? 300 : 3000;
+    size_t budget = opt.quick ? (64u << 20) : (512u << 20);  // bytes per measurement
+    return static_cast<int>(std::max<size_t>(50, std::min<size_t>(wanted, budget / size)));
+}
+
+void Progress(const std::string &what) {
+    fprintf(stderr, "  measuring %s...\n", what.c_str());
+}
+
+Row Latency(const std::string &name, Client &rpma, Client &tcp, size_t size, int iterations,
+            double floor, std::vector<uint64_t> (Client::*workload)(size_t, int)) {
+    Progress(name + " " + HumanSize(size));
+    (tcp.*workload)(size, iterations / 10 + 1);  // warm up both paths
+    (rpma.*workload)(size, iterations / 10 + 1);
+    rpma_bench::Summary t = rpma_bench::Summarize((tcp.*workload)(size, iterations));
+    rpma_bench::Summary r = rpma_bench::Summarize((rpma.*workload)(size, iterations));
+    return Row{name, size, r.median_us, r.p99_us, t.median_us, t.p99_us, false, floor};
+}
+
+Row Bandwidth(Client &rpma, Client &tcp, size_t chunk, size_t total, double floor) {
+    Progress("stream " + HumanSize(chunk) + " chunks");
+    auto mibps = [total](uint64_t ns) { return (total / double(1 << 20)) / (ns / 1e9); };
+    tcp.Stream(chunk, total / 8);
+    rpma.Stream(chunk, total / 8);
+    double t = mibps(tcp.Stream(chunk, total));
+    double r = mibps(rpma.Stream(chunk, total));
+    return Row{"stream write (MiB/s)", chunk, r, 0, t, 0, true, floor};
+}
+
+bool PrintTable(const std::vector<Row> &rows) {
+    bool all_met = true;
+    printf("\n%-26s %8s %12s %10s %12s %10s %9s  %s\n", "workload", "size", "rpma", "rpma p99",
+           "raw tcp", "tcp p99", "rpma/tcp", "floor");
+    for (const Row &row : rows) {
+        double ratio = row.rpma / row.tcp;
+        std::string floor = "-";
+        if (row.floor > 0) {
+            bool met = row.higher_is_better ? ratio >= row.floor : ratio <= row.floor;
+            all_met = all_met && met;
+            char text[32];
+            snprintf(text, sizeof(text), "%s %.2f %s",
+                     row.higher_is_better ? ">=" : "<=", row.floor, met ? "met" : "MISSED");
+            floor = text;
+        }
+        if (row.higher_is_better)
+            printf("%-26s %8s %12.0f %10s %12.0f %10s %9.2f  %s\n", row.workload.c_str(),
+                   HumanSize(row.size).c_str(), row.rpma, "", row.tcp, "", ratio, floor.c_str());
+        else
+            printf("%-26s %8s %12.1f %10.1f %12.1f %10.1f %9.2f  %s\n", row.workload.c_str(),
+                   HumanSize(row.size).c_str(), row.rpma, row.rpma_p99, row.tcp, row.tcp_p99, ratio,
+                   floor.c_str());
+    }
+    printf("(latencies in microseconds: median and p99; bandwidth in MiB/s)\n");
+    return all_met;
+}
+
+void WriteCsv(const std::string &path, const std::vector<Row> &rows) {
+    FILE *f = fopen(path.c_str(), "w");
+    if (f == nullptr) {
+        perror(path.c_str());
+        exit(1);
+    }
+    fprintf(f, "workload,size,rpma,rpma_p99,tcp,tcp_p99,ratio\n");
+    for (const Row &row : rows)
+        fprintf(f, "%s,%zu,%.3f,%.3f,%.3f,%.3f,%.4f\n", row.workload.c_str(), row.size, row.rpma,
+                row.rpma_p99, row.tcp, row.tcp_p99, row.rpma / row.tcp);
+    fclose(f);
+    fprintf(stderr, "wrote %s (plot it with bench/plot.sh %s)\n", path.c_str(), path.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options opt;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            opt.quick = true;
+        } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
+            opt.csv_path = argv[++i];
+        } else {
+            fprintf(stderr, "usage: %s [--quick] [--csv FILE]\n", argv[0]);
+            return 2;
+        }
+    }
+
+    uint16_t tcp_port = FreePort();
+    std::string rpma_port = std::to_string(FreePort());
+    pid_t tcp_server = StartServer([&](int fd) { rpma_bench::RunRawTcpServer(tcp_port, fd); });
+    pid_t rpma_server = StartServer([&](int fd) { rpma_bench::RunRpmaServer(rpma_port, fd); });
+
+    std::vector<Row> rows;
+    {
+        auto tcp = rpma_bench::ConnectRawTcp(tcp_port);
+        auto rpma = rpma_bench::ConnectRpma(rpma_port);
+        fprintf(stderr, "rpma_bench: rpma (RPMA_PROVIDER=%s) vs raw TCP on 127.0.0.1%s\n",
+                getenv("RPMA_PROVIDER") ? getenv("RPMA_PROVIDER") : "auto",
+                opt.quick ? " (quick)" : "");
+        for (size_t size : {8u, 64u, 512u, 4096u, 32768u, 262144u, 1048576u})
+            rows.push_back(Latency("write+flush latency (us)", *rpma, *tcp, size,
+                                   Iterations(opt, size), size == 4096 ? 1.3 : 0,
+                                   &Client::DurableWriteLatency));
+        for (size_t size : {64u, 4096u})
+            rows.push_back(Latency("ping-pong latency (us)", *rpma, *tcp, size,
+                                   Iterations(opt, size), 1.3, &Client::PingPong));
+        size_t total = opt.quick ? (128u << 20) : (1024u << 20);
+        rows.push_back(Bandwidth(*rpma, *tcp, 64 << 10, total, 0));
+        rows.push_back(Bandwidth(*rpma, *tcp, 1 << 20, total, 0.8));
+    }
+    kill(tcp_server, SIGKILL);
+    kill(rpma_server, SIGKILL);
+    waitpid(tcp_server, nullptr, 0);
+    waitpid(rpma_server, nullptr, 0);
+
+    bool met = PrintTable(rows);
+    if (!opt.csv_path.empty())
+        WriteCsv(opt.csv_path, rows);
+    printf("%s\n", met ? "all floors met" : "SOME FLOORS MISSED");
+    return 0;
+}

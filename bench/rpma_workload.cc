@@ -1,0 +1,281 @@
+// The workloads over the librpma API (whichever provider RPMA_PROVIDER picks;
+// the tcp provider on hosts without an RNIC).
+#include <poll.h>
+#include <sys/mman.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "bench/bench_stats.h"
+#include "bench/workload.h"
+#include "librpma.h"
+
+namespace rpma_bench {
+namespace {
+
+constexpr size_t kMrDescriptorSize = 21;
+constexpr size_t kPrivateDataSize = kMrDescriptorSize + 1;  // + peer cfg descriptor
+
+void Check(int ret, const char *what) {
+    if (ret != 0) {
+        fprintf(stderr, "rpma bench: %s: %s\n", what, rpma_err_2str(ret));
+        exit(1);
+    }
+}
+
+void ExpectEvent(rpma_conn *conn, rpma_conn_event expected) {
+    rpma_conn_event event;
+    Check(rpma_conn_next_event(conn, &event), "rpma_conn_next_event");
+    if (event != expected) {
+        fprintf(stderr, "rpma bench: expected '%s', got '%s'\n",
+                rpma_utils_conn_event_2str(expected), rpma_utils_conn_event_2str(event));
+        exit(1);
+    }
+}
+
+rpma_peer *NewPeer(rpma_util_ibv_context_type type) {
+    ibv_context *ctx = nullptr;
+    Check(rpma_utils_get_ibv_context("127.0.0.1", type, &ctx), "rpma_utils_get_ibv_context");
+    rpma_peer *peer = nullptr;
+    Check(rpma_peer_new(ctx, &peer), "rpma_peer_new");
+    return peer;
+}
+
+void *MapRegion(size_t size) {
+    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("mmap");
+        exit(1);
+    }
+    memset(p, 0, size);
+    return p;
+}
+
+// Blocks until one completion arrives on cq and checks it succeeded.
+ibv_wc WaitOne(rpma_cq *cq) {
+    ibv_wc wc{};
+    for (;;) {
+        int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
+        if (ret == 0)
+            break;
+        if (ret != RPMA_E_NO_COMPLETION)
+            Check(ret, "rpma_cq_get_wc");
+        Check(rpma_cq_wait(cq), "rpma_cq_wait");
+    }
+    if (wc.status != IBV_WC_SUCCESS) {
+        fprintf(stderr, "rpma bench: completion failed: %s\n", ibv_wc_status_str(wc.status));
+        exit(1);
+    }
+    return wc;
+}
+
+class RpmaClient : public Client {
+  public:
+    explicit RpmaClient(const std::string &port) {
+        peer_ = NewPeer(RPMA_UTIL_IBV_CONTEXT_REMOTE);
+        buffer_ = MapRegion(kRegionSize);
+        Check(
+            rpma_mr_reg(peer_, buffer_, kRegionSize,
+                        RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &local_),
+            "rpma_mr_reg");
+        rpma_conn_cfg *cfg = nullptr;
+        Check(rpma_conn_cfg_new(&cfg), "rpma_conn_cfg_new");
+        Check(rpma_conn_cfg_set_sq_size(cfg, 1024), "rpma_conn_cfg_set_sq_size");
+        Check(rpma_conn_cfg_set_cq_size(cfg, 256), "rpma_conn_cfg_set_cq_size");
+        rpma_conn_req *req = nullptr;
+        Check(rpma_conn_req_new(peer_, "127.0.0.1", port.c_str(), cfg, &req), "rpma_conn_req_new");
+        Check(rpma_conn_req_connect(&req, nullptr, &conn_), "rpma_conn_req_connect");
+        Check(rpma_conn_cfg_delete(&cfg), "rpma_conn_cfg_delete");
+        ExpectEvent(conn_, RPMA_CONN_ESTABLISHED);
+
+        rpma_conn_private_data pdata;
+        Check(rpma_conn_get_private_data(conn_, &pdata), "rpma_conn_get_private_data");
+        if (pdata.len < kPrivateDataSize) {
+            fprintf(stderr, "rpma bench: server sent %u bytes of private data\n", pdata.len);
+            exit(1);
+        }
+        auto *bytes = static_cast<const char *>(pdata.ptr);
+        Check(rpma_mr_remote_from_descriptor(bytes, kMrDescriptorSize, &remote_),
+              "rpma_mr_remote_from_descriptor");
+        rpma_peer_cfg *pcfg = nullptr;
+        Check(rpma_peer_cfg_from_descriptor(bytes + kMrDescriptorSize, 1, &pcfg),
+              "rpma_peer_cfg_from_descriptor");
+        Check(rpma_conn_apply_remote_peer_cfg(conn_, pcfg), "rpma_conn_apply_remote_peer_cfg");
+        Check(rpma_peer_cfg_delete(&pcfg), "rpma_peer_cfg_delete");
+        Check(rpma_conn_get_cq(conn_, &cq_), "rpma_conn_get_cq");
+    }
+
+    ~RpmaClient() override {
+        Check(rpma_conn_disconnect(conn_), "rpma_conn_disconnect");
+        ExpectEvent(conn_, RPMA_CONN_CLOSED);
+        Check(rpma_conn_delete(&conn_), "rpma_conn_delete");
+        Check(rpma_mr_remote_delete(&remote_), "rpma_mr_remote_delete");
+        Check(rpma_mr_dereg(&local_), "rpma_mr_dereg");
+        munmap(buffer_, kRegionSize);
+        Check(rpma_peer_delete(&peer_), "rpma_peer_delete");
+    }
+
+    std::vector<uint64_t> DurableWriteLatency(size_t size, int iterations) override {
+        std::vector<uint64_t> samples;
+        samples.reserve(iterations);
+        for (int i = 0; i < iterations; ++i) {
+            uint64_t start = NowNs();
+            Check(
+                rpma_write(conn_, remote_, 0, local_, 0, size, RPMA_F_COMPLETION_ON_ERROR, nullptr),
+                "rpma_write");
+            Check(rpma_flush(conn_, remote_, 0, size, RPMA_FLUSH_TYPE_PERSISTENT,
+                             RPMA_F_COMPLETION_ALWAYS, nullptr),
+                  "rpma_flush");
+            WaitOne(cq_);
+            samples.push_back(NowNs() - start);
+        }
+        return samples;
+    }
+
+    uint64_t Stream(size_t chunk, size_t total) override {
+        // A signaled persistent flush every 4 MiB keeps the pipeline deep
+        // while bounding what is in flight to a few flushes.
+        const size_t per_flush = std::max<size_t>(1, (4 << 20) / chunk);
+        const int max_flushes_in_flight = 4;
+        int in_flight = 0;
+        size_t offset = 0, writes = 0;
+        uint64_t start = NowNs();
+        for (size_t sent = 0; sent < total; sent += chunk) {
+            size_t len = std::min(chunk, total - sent);
+            if (offset + len > kRegionSize)
+                offset = 0;
+            Check(rpma_write(conn_, remote_, offset, local_, offset, len,
+                             RPMA_F_COMPLETION_ON_ERROR, nullptr),
+                  "rpma_write");
+            offset += len;
+            bool last = sent + chunk >= total;
+            if (++writes % per_flush == 0 || last) {
+                if (in_flight == max_flushes_in_flight) {
+                    WaitOne(cq_);
+                    --in_flight;
+                }
+                Check(rpma_flush(conn_, remote_, 0, kRegionSize, RPMA_FLUSH_TYPE_PERSISTENT,
+                                 RPMA_F_COMPLETION_ALWAYS, nullptr),
+                      "rpma_flush");
+                ++in_flight;
+            }
+        }
+        for (; in_flight > 0; --in_flight)
+            WaitOne(cq_);
+        return NowNs() - start;
+    }
+
+    std::vector<uint64_t> PingPong(size_t size, int iterations) override {
+        std::vector<uint64_t> samples;
+        samples.reserve(iterations);
+        char *bytes = static_cast<char *>(buffer_);
+        for (int i = 0; i < iterations; ++i) {
+            uint64_t start = NowNs();
+            Check(rpma_recv(conn_, local_, kMaxPayload, size, nullptr), "rpma_recv");
+            Check(rpma_send(conn_, local_, 0, size, RPMA_F_COMPLETION_ON_ERROR, nullptr),
+                  "rpma_send");
+            ibv_wc wc = WaitOne(cq_);
+            if (wc.opcode != IBV_WC_RECV || wc.byte_len != size ||
+                memcmp(bytes, bytes + kMaxPayload, size) != 0) {
+                fprintf(stderr, "rpma bench: ping-pong reply does not match\n");
+                exit(1);
+            }
+            samples.push_back(NowNs() - start);
+        }
+        return samples;
+    }
+
+  private:
+    rpma_peer *peer_ = nullptr;
+    void *buffer_ = nullptr;
+    rpma_mr_local *local_ = nullptr;
+    rpma_mr_remote *remote_ = nullptr;
+    rpma_conn *conn_ = nullptr;
+    rpma_cq *cq_ = nullptr;
+};
+
+// Serves one connection: private data hands out the region; every message
+// received is echoed back. Returns when the client disconnects.
+void ServeOne(rpma_ep *ep, rpma_mr_local *messages, const char *pdata_bytes) {
+    rpma_conn_cfg *cfg = nullptr;
+    Check(rpma_conn_cfg_new(&cfg), "rpma_conn_cfg_new");
+    Check(rpma_conn_cfg_set_sq_size(cfg, 64), "rpma_conn_cfg_set_sq_size");
+    Check(rpma_conn_cfg_set_cq_size(cfg, 64), "rpma_conn_cfg_set_cq_size");
+    rpma_conn_req *req = nullptr;
+    Check(rpma_ep_next_conn_req(ep, cfg, &req), "rpma_ep_next_conn_req");
+    Check(rpma_conn_cfg_delete(&cfg), "rpma_conn_cfg_delete");
+    Check(rpma_conn_req_recv(req, messages, 0, kMaxPayload, nullptr), "rpma_conn_req_recv");
+    rpma_conn_private_data pdata{const_cast<char *>(pdata_bytes), kPrivateDataSize};
+    rpma_conn *conn = nullptr;
+    Check(rpma_conn_req_connect(&req, &pdata, &conn), "rpma_conn_req_connect");
+    ExpectEvent(conn, RPMA_CONN_ESTABLISHED);
+
+    rpma_cq *cq = nullptr;
+    int event_fd = -1, cq_fd = -1;
+    Check(rpma_conn_get_cq(conn, &cq), "rpma_conn_get_cq");
+    Check(rpma_conn_get_event_fd(conn, &event_fd), "rpma_conn_get_event_fd");
+    Check(rpma_cq_get_fd(cq, &cq_fd), "rpma_cq_get_fd");
+    for (;;) {
+        pollfd fds[2] = {{event_fd, POLLIN, 0}, {cq_fd, POLLIN, 0}};
+        if (poll(fds, 2, -1) < 0)
+            continue;
+        if (fds[0].revents & POLLIN)
+            break;  // the client disconnected
+        Check(rpma_cq_wait(cq), "rpma_cq_wait");
+        ibv_wc wc;
+        while (rpma_cq_get_wc(cq, 1, &wc, nullptr) == 0) {
+            if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV)
+                continue;
+            // The client sends its next message only after this echo reached
+            // it, so reposting into the buffer being echoed is safe.
+            Check(rpma_recv(conn, messages, 0, kMaxPayload, nullptr), "rpma_recv");
+            Check(rpma_send(conn, messages, 0, wc.byte_len, RPMA_F_COMPLETION_ON_ERROR, nullptr),
+                  "rpma_send");
+        }
+    }
+    rpma_conn_event event;
+    Check(rpma_conn_next_event(conn, &event), "rpma_conn_next_event");
+    Check(rpma_conn_disconnect(conn), "rpma_conn_disconnect");
+    Check(rpma_conn_delete(&conn), "rpma_conn_delete");
+}
+
+}  // namespace
+
+void RunRpmaServer(const std::string &port, int ready_fd) {
+    rpma_peer *peer = NewPeer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
+    void *region_memory = MapRegion(kRegionSize);
+    void *message_memory = MapRegion(kMaxPayload);
+    rpma_mr_local *region = nullptr, *messages = nullptr;
+    Check(rpma_mr_reg(peer, region_memory, kRegionSize,
+                      RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC |
+                          RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY,
+                      &region),
+          "rpma_mr_reg");
+    Check(rpma_mr_reg(peer, message_memory, kMaxPayload, RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV,
+                      &messages),
+          "rpma_mr_reg");
+
+    // The tcp provider persists on flush, so it may declare direct write to pmem.
+    char pdata[kPrivateDataSize];
+    Check(rpma_mr_get_descriptor(region, pdata), "rpma_mr_get_descriptor");
+    rpma_peer_cfg *pcfg = nullptr;
+    Check(rpma_peer_cfg_new(&pcfg), "rpma_peer_cfg_new");
+    Check(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true), "set_direct_write_to_pmem");
+    Check(rpma_peer_cfg_get_descriptor(pcfg, pdata + kMrDescriptorSize),
+          "rpma_peer_cfg_get_descriptor");
+    Check(rpma_peer_cfg_delete(&pcfg), "rpma_peer_cfg_delete");
+
+    rpma_ep *ep = nullptr;
+    Check(rpma_ep_listen(peer, "127.0.0.1", port.c_str(), &ep), "rpma_ep_listen");
+    dprintf(ready_fd, "ready\n");
+    for (;;)
+        ServeOne(ep, messages, pdata);
+}
+
+std::unique_ptr<Client> ConnectRpma(const std::string &port) {
+    return std::make_unique<RpmaClient>(port);
+}
+
+}  // namespace rpma_bench

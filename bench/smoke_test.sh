@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The benchmark runs end to end (its workloads verify their data and exit
+# non-zero on any failure); performance is reported, not asserted.
+set -euo pipefail
+bench="$TEST_SRCDIR/$TEST_WORKSPACE/bench/rpma_bench"
+out="$TEST_TMPDIR/bench.csv"
+"$bench" --quick --csv "$out"
+test "$(wc -l < "$out")" -eq 12  # header + 11 measurements

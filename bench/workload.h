@@ -1,0 +1,42 @@
+// The two transports the benchmark compares, behind one shape: a server
+// running in a child process and a client driving the same workloads.
+#ifndef RPMA_BENCH_WORKLOAD_H
+#define RPMA_BENCH_WORKLOAD_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rpma_bench {
+
+// The largest payload any workload moves, and the remote region's size.
+constexpr size_t kMaxPayload = 1 << 20;
+constexpr size_t kRegionSize = 16 << 20;
+
+class Client {
+  public:
+    virtual ~Client() = default;
+    // Sends `size` bytes and waits until the server has them (rpma: write +
+    // persistent flush; TCP: request and a one-word reply). One sample per
+    // iteration, in nanoseconds.
+    virtual std::vector<uint64_t> DurableWriteLatency(size_t size, int iterations) = 0;
+    // Streams `total` bytes in `chunk`-sized pieces; returns the nanoseconds
+    // until the server acknowledged the last byte.
+    virtual uint64_t Stream(size_t chunk, size_t total) = 0;
+    // Message round trips of `size` bytes (send/recv both ways).
+    virtual std::vector<uint64_t> PingPong(size_t size, int iterations) = 0;
+};
+
+// Servers run in a child process until it is killed. They write one line to
+// `ready_fd` once clients may connect.
+[[noreturn]] void RunRawTcpServer(uint16_t port, int ready_fd);
+[[noreturn]] void RunRpmaServer(const std::string &port, int ready_fd);
+
+std::unique_ptr<Client> ConnectRawTcp(uint16_t port);
+std::unique_ptr<Client> ConnectRpma(const std::string &port);
+
+}  // namespace rpma_bench
+
+#endif  // RPMA_BENCH_WORKLOAD_H
