@@ -42,6 +42,22 @@ inline void ExpectEvent(rpma_conn *conn, rpma_conn_event expected) {
     EXPECT_EQ(event, expected) << rpma_utils_conn_event_2str(event);
 }
 
+// Waits for the next completion on conn's main CQ.
+inline ibv_wc NextCompletion(rpma_conn *conn) {
+    rpma_cq *cq = nullptr;
+    EXPECT_EQ(rpma_conn_get_cq(conn, &cq), 0);
+    ibv_wc wc{};
+    for (;;) {
+        int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
+        if (ret == 0)
+            return wc;
+        EXPECT_EQ(ret, RPMA_E_NO_COMPLETION);
+        EXPECT_EQ(rpma_cq_wait(cq), 0);
+        if (::testing::Test::HasFailure())
+            return wc;
+    }
+}
+
 class ConnectedPair : public ::testing::Test {
   protected:
     // Override to shape the connections.
@@ -82,21 +98,7 @@ class ConnectedPair : public ::testing::Test {
         EXPECT_EQ(rpma_peer_delete(&peer_), 0);
     }
 
-    // Waits for the next completion on conn's main CQ.
-    static ibv_wc NextCompletion(rpma_conn *conn) {
-        rpma_cq *cq = nullptr;
-        EXPECT_EQ(rpma_conn_get_cq(conn, &cq), 0);
-        ibv_wc wc{};
-        for (;;) {
-            int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
-            if (ret == 0)
-                return wc;
-            EXPECT_EQ(ret, RPMA_E_NO_COMPLETION);
-            EXPECT_EQ(rpma_cq_wait(cq), 0);
-            if (::testing::Test::HasFailure())
-                return wc;
-        }
-    }
+    static ibv_wc NextCompletion(rpma_conn *conn) { return rpma_test::NextCompletion(conn); }
 
     rpma_peer *peer_ = nullptr;
     rpma_ep *ep_ = nullptr;
