@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# Shared by build_initrd.sh and run_vm.sh (sourced, bash).
+
+vm_die() {
+    echo "vm: ERROR: $*" >&2
+    exit 2
+}
+
+VM_INSTALL_HINT="install with tools/install-deps.sh"
+
+# Prints the kernel version the VM boots: $VM_KERNEL_VERSION, or else the
+# newest version that has both /boot/vmlinuz-<v> and /lib/modules/<v>
+# (the installed linux-image-amd64; the host's `uname -r` is irrelevant).
+vm_kernel_version() {
+    if [ -n "${VM_KERNEL_VERSION:-}" ]; then
+        [ -r "/boot/vmlinuz-$VM_KERNEL_VERSION" ] ||
+            vm_die "VM_KERNEL_VERSION=$VM_KERNEL_VERSION: /boot/vmlinuz-$VM_KERNEL_VERSION not readable"
+        [ -r "/lib/modules/$VM_KERNEL_VERSION/modules.dep" ] ||
+            vm_die "VM_KERNEL_VERSION=$VM_KERNEL_VERSION: no /lib/modules/$VM_KERNEL_VERSION/modules.dep"
+        echo "$VM_KERNEL_VERSION"
+        return
+    fi
+    local v best=""
+    for f in /boot/vmlinuz-*; do
+        [ -r "$f" ] || continue
+        v=${f#/boot/vmlinuz-}
+        [ -r "/lib/modules/$v/modules.dep" ] || continue
+        best=$(printf '%s\n%s\n' "$best" "$v" | sed '/^$/d' | sort -V | tail -n 1)
+    done
+    [ -n "$best" ] || vm_die "no kernel with modules for the VM (/boot/vmlinuz-* and" \
+        "/lib/modules/<version>): $VM_INSTALL_HINT (package linux-image-amd64)"
+    echo "$best"
+}
+
+# Extracts the uncompressed kernel (vmlinux) from the bzImage $1 into $2, if
+# qemu can boot it directly (PVH entry note). Booting it skips the kernel's
+# self-decompression, which under TCG costs ~2.5 s per VM; extracting costs
+# ~0.6 s on the host. Fails (status 1) when it cannot; then boot $1.
+vm_extract_vmlinux() {
+    local img=$1 out=$2 magic tool off
+    command -v readelf >/dev/null || return 1
+    for spec in 'xz:\xfd7zXZ' 'zstd -q:\x28\xb5\x2f\xfd' 'gzip:\x1f\x8b\x08'; do
+        tool=${spec%%:*}
+        magic=$(printf '%b' "${spec#*:}")
+        command -v "${tool%% *}" >/dev/null || continue
+        for off in $(LC_ALL=C grep -abo "$magic" "$img" 2>/dev/null | head -n 3 | cut -d: -f1); do
+            tail -c "+$((off + 1))" "$img" | $tool -dc 2>/dev/null >"$out" || true
+            if [ "$(head -c 4 "$out" | od -An -c | tr -d ' ')" = '177ELF' ] &&
+                readelf -n "$out" 2>/dev/null | grep -q 'Xen.*0x00000012'; then
+                return 0
+            fi
+        done
+    done
+    rm -f "$out"
+    return 1
+}
