@@ -4,12 +4,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_device.h"
+#include "rpma_core/src/provider/verbs/verbs_device.h"
 
 namespace {
 
@@ -58,17 +60,28 @@ bool TcpServes(const char *addr, enum rpma_util_ibv_context_type type) {
 namespace rpma {
 
 int LookupContext(const char *addr, enum rpma_util_ibv_context_type type, ibv_context **ctx) {
-    switch (ChosenProvider()) {
+    ProviderChoice choice = ChosenProvider();
+    switch (choice) {
         case ProviderChoice::kInvalid:
             RPMA_LOG_ERROR("RPMA_PROVIDER='%s' is not one of auto, verbs, tcp",
                            getenv("RPMA_PROVIDER"));
             return RPMA_E_INVAL;
         case ProviderChoice::kVerbs:
-            RPMA_LOG_ERROR(
-                "RPMA_PROVIDER=verbs, but this build has no verbs provider yet; "
-                "unset RPMA_PROVIDER or set it to tcp");
-            return RPMA_E_PROVIDER;
-        case ProviderChoice::kAuto:
+        case ProviderChoice::kAuto: {
+            int err = provider::verbs::LookupDevice(addr, type == RPMA_UTIL_IBV_CONTEXT_LOCAL, ctx);
+            if (err == 0)
+                return 0;
+            // auto falls back to tcp only when no RDMA device serves the
+            // address; a device that fails is an error worth seeing.
+            if (err != ENODEV || choice == ProviderChoice::kVerbs) {
+                RPMA_LOG_ERROR("no RDMA device can be used for '%s'%s", addr,
+                               choice == ProviderChoice::kVerbs
+                                   ? " (RPMA_PROVIDER=verbs; unset it to fall back to tcp)"
+                                   : "");
+                return err == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+            }
+            break;
+        }
         case ProviderChoice::kTcp:
             break;
     }
@@ -81,7 +94,7 @@ int LookupContext(const char *addr, enum rpma_util_ibv_context_type type, ibv_co
 provider::Device *FindDevice(ibv_context *ctx) {
     if (provider::tcp::OwnsContext(ctx))
         return &provider::tcp::GetDevice();
-    return nullptr;
+    return provider::verbs::DeviceFor(ctx);
 }
 
 }  // namespace rpma

@@ -1,5 +1,6 @@
 // Which provider serves an address, and which provider owns an ibv_context.
-// RPMA_PROVIDER=auto|verbs|tcp chooses (default auto).
+// RPMA_PROVIDER=auto|verbs|tcp chooses (default auto: verbs when an RDMA
+// device serves the address, tcp otherwise).
 #ifndef RPMA_CORE_SRC_DEVICES_H
 #define RPMA_CORE_SRC_DEVICES_H
 

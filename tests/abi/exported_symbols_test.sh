@@ -21,9 +21,12 @@ soname=$(objdump -p "$ours" | awk '$1 == "SONAME" { print $2 }')
 
 # objdump -T rows are "<address> <flags> <section>\t<size> [<version>] <name>";
 # the version is blank for unversioned symbols; *UND* rows are imports.
+# Local symbols (flag "l", e.g. the .tbss section symbol thread-local storage
+# brings) are not exported and are left out.
 # Prints "<section> <version or -> <name>".
 dynamic_symbols() {
     objdump -T "$1" | awk -F '\t' '/^[0-9a-f]+ / {
+        if (substr($1, 18, 1) == "l") next
         n = split($1, left, " "); m = split($2, right, " ")
         print left[n], (m == 3 ? right[2] : "-"), right[m]
     }'

@@ -1,0 +1,55 @@
+// Collects what the library logs while a test runs.
+#ifndef TESTS_UNIT_PROVIDER_VERBS_LOG_CAPTURE_H
+#define TESTS_UNIT_PROVIDER_VERBS_LOG_CAPTURE_H
+
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "librpma.h"
+
+namespace rpma::provider::verbs::testing {
+
+// While alive, every message of every level is recorded instead of logged.
+class LogCapture {
+  public:
+    LogCapture() {
+        Messages().clear();
+        rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_DEBUG);
+        rpma_log_set_function(&Record);
+    }
+    ~LogCapture() {
+        rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION);
+        rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_WARNING);
+    }
+    LogCapture(const LogCapture &) = delete;
+    LogCapture &operator=(const LogCapture &) = delete;
+
+    // Everything recorded, one message per line.
+    std::string Text() const {
+        std::string text;
+        for (const std::string &message : Messages())
+            text += message + "\n";
+        return text;
+    }
+
+  private:
+    static std::vector<std::string> &Messages() {
+        static std::vector<std::string> messages;
+        return messages;
+    }
+    static void Record(enum rpma_log_level, const char *, const int, const char *,
+                       const char *format, ...) {
+        char message[1024];
+        va_list args;
+        va_start(args, format);
+        vsnprintf(message, sizeof(message), format, args);
+        va_end(args);
+        Messages().push_back(message);
+    }
+};
+
+}  // namespace rpma::provider::verbs::testing
+
+#endif  // TESTS_UNIT_PROVIDER_VERBS_LOG_CAPTURE_H
