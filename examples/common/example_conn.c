@@ -71,21 +71,21 @@ int ex_release(int ret, struct rpma_ep **ep_ptr, struct rpma_peer **peer_ptr) {
     return ret == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
-static int64_t now_ms(void) {
+int64_t ex_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits until fd is readable; timeout_ms < 0 waits forever. 0: readable, 1: timed out. */
-static int wait_readable(int fd, int timeout_ms, const char *what) {
-    struct pollfd pfd = {.fd = fd, .events = POLLIN};
-    int64_t deadline = now_ms() + timeout_ms;
+int ex_poll_readable(struct pollfd *fds, size_t nfds, int timeout_ms, const char *what) {
+    for (size_t i = 0; i < nfds; i++)
+        fds[i].events = POLLIN;
+    int64_t deadline = ex_now_ms() + timeout_ms;
     for (;;) {
-        int left = timeout_ms < 0 ? -1 : (int)(deadline - now_ms());
+        int left = timeout_ms < 0 ? -1 : (int)(deadline - ex_now_ms());
         if (timeout_ms >= 0 && left < 0)
             left = 0;
-        int n = poll(&pfd, 1, left);
+        int n = poll(fds, (nfds_t)nfds, left);
         if (n > 0)
             return 0;
         if (n == 0) {
@@ -97,6 +97,12 @@ static int wait_readable(int fd, int timeout_ms, const char *what) {
             return -1;
         }
     }
+}
+
+/* Waits until fd is readable; timeout_ms < 0 waits forever. 0: readable, 1: timed out. */
+static int wait_readable(int fd, int timeout_ms, const char *what) {
+    struct pollfd pfd = {.fd = fd};
+    return ex_poll_readable(&pfd, 1, timeout_ms, what);
 }
 
 int ex_next_event(struct rpma_conn *conn, int timeout_ms, enum rpma_conn_event *event) {
@@ -129,14 +135,9 @@ int ex_expect_event(struct rpma_conn *conn, enum rpma_conn_event expected) {
     return 0;
 }
 
-int ex_client_connect(struct rpma_peer *peer, const char *addr, const char *port,
-                      const struct rpma_conn_cfg *cfg, const struct rpma_conn_private_data *pdata,
-                      struct rpma_conn **conn_ptr) {
-    struct rpma_conn_req *req = NULL;
-    int ret = rpma_conn_req_new(peer, addr, port, cfg, &req);
-    if (ret != 0)
-        return ex_report("rpma_conn_req_new", ret);
-    ret = rpma_conn_req_connect(&req, pdata, conn_ptr);
+int ex_conn_req_connect(struct rpma_conn_req **req_ptr, const struct rpma_conn_private_data *pdata,
+                        struct rpma_conn **conn_ptr) {
+    int ret = rpma_conn_req_connect(req_ptr, pdata, conn_ptr);
     if (ret != 0)
         return ex_report("rpma_conn_req_connect", ret);
     ret = ex_expect_event(*conn_ptr, RPMA_CONN_ESTABLISHED);
@@ -145,19 +146,23 @@ int ex_client_connect(struct rpma_peer *peer, const char *addr, const char *port
     return ret;
 }
 
+int ex_client_connect(struct rpma_peer *peer, const char *addr, const char *port,
+                      const struct rpma_conn_cfg *cfg, const struct rpma_conn_private_data *pdata,
+                      struct rpma_conn **conn_ptr) {
+    struct rpma_conn_req *req = NULL;
+    int ret = rpma_conn_req_new(peer, addr, port, cfg, &req);
+    if (ret != 0)
+        return ex_report("rpma_conn_req_new", ret);
+    return ex_conn_req_connect(&req, pdata, conn_ptr);
+}
+
 int ex_server_accept(struct rpma_ep *ep, const struct rpma_conn_cfg *cfg,
                      const struct rpma_conn_private_data *pdata, struct rpma_conn **conn_ptr) {
     struct rpma_conn_req *req = NULL;
     int ret = rpma_ep_next_conn_req(ep, cfg, &req);
     if (ret != 0)
         return ex_report("rpma_ep_next_conn_req", ret);
-    ret = rpma_conn_req_connect(&req, pdata, conn_ptr);
-    if (ret != 0)
-        return ex_report("rpma_conn_req_connect", ret);
-    ret = ex_expect_event(*conn_ptr, RPMA_CONN_ESTABLISHED);
-    if (ret != 0)
-        (void)rpma_conn_delete(conn_ptr);
-    return ret;
+    return ex_conn_req_connect(&req, pdata, conn_ptr);
 }
 
 int ex_disconnect(struct rpma_conn **conn_ptr) {
@@ -195,7 +200,7 @@ int ex_next_completion(struct rpma_cq *cq, int timeout_ms, struct ibv_wc *wc) {
     int ret = rpma_cq_get_fd(cq, &fd);
     if (ret != 0)
         return ex_report("rpma_cq_get_fd", ret);
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = ex_now_ms() + timeout_ms;
     for (;;) {
         /* a completion may already be there: its event was consumed by an earlier wait */
         ret = rpma_cq_get_wc(cq, 1, wc, NULL);
@@ -205,7 +210,7 @@ int ex_next_completion(struct rpma_cq *cq, int timeout_ms, struct ibv_wc *wc) {
             return ex_report("rpma_cq_get_wc", ret);
         int left = -1;
         if (timeout_ms >= 0) {
-            int64_t rest = deadline - now_ms();
+            int64_t rest = deadline - ex_now_ms();
             left = rest > 0 ? (int)rest : 0;
         }
         if (wait_readable(fd, left, "a completion") != 0)

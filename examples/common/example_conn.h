@@ -9,6 +9,7 @@
 #ifndef EXAMPLES_COMMON_EXAMPLE_CONN_H
 #define EXAMPLES_COMMON_EXAMPLE_CONN_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,11 +41,28 @@ int ex_release(int ret, struct rpma_ep **ep_ptr, struct rpma_peer **peer_ptr);
 /* How long the helpers wait for something the other side owes us right now. */
 #define EX_TIMEOUT_MS 10000
 
+/* Milliseconds on the monotonic clock, for deadlines. */
+int64_t ex_now_ms(void);
+
+/*
+ * Waits up to timeout_ms (-1: forever) until one of fds[0..nfds) is readable (its revents say
+ * which; events are set here). 0: readable, 1: timed out (printed with `what`), -1: failure.
+ */
+int ex_poll_readable(struct pollfd *fds, size_t nfds, int timeout_ms, const char *what);
+
 /* Waits up to timeout_ms (-1: forever) for the next connection event. */
 int ex_next_event(struct rpma_conn *conn, int timeout_ms, enum rpma_conn_event *event);
 
 /* Waits (EX_TIMEOUT_MS) for the next connection event and checks it is `expected`. */
 int ex_expect_event(struct rpma_conn *conn, enum rpma_conn_event expected);
+
+/*
+ * Connects (outgoing) or accepts (incoming) a request the caller has prepared -- e.g. one with
+ * receives already posted by rpma_conn_req_recv() -- sending pdata (may be NULL), and waits for
+ * ESTABLISHED. The request is consumed either way.
+ */
+int ex_conn_req_connect(struct rpma_conn_req **req_ptr, const struct rpma_conn_private_data *pdata,
+                        struct rpma_conn **conn_ptr);
 
 /* Client: connects to addr:port sending pdata (may be NULL) and waits for ESTABLISHED. */
 int ex_client_connect(struct rpma_peer *peer, const char *addr, const char *port,
