@@ -128,11 +128,8 @@ static int request_client_id(const struct rpma_conn_req *req, uint32_t *id) {
     int ret = rpma_conn_req_get_private_data(req, &pdata);
     if (ret != 0)
         return ex_report("rpma_conn_req_get_private_data", ret);
-    if (pdata.ptr == NULL || pdata.len != 1) {
-        fprintf(stderr, "a client sent %u bytes of private data instead of its id\n",
-                (unsigned)pdata.len);
+    if (ex_private_data_check(&pdata, 1, "a client's id") != 0)
         return -1;
-    }
     *id = *(const uint8_t *)pdata.ptr;
     return 0;
 }

@@ -38,11 +38,8 @@ int pp_buffers_delete(int ret, struct pp_buffers *bufs) {
 }
 
 int pp_hello_decode(const struct rpma_conn_private_data *pdata, struct pp_hello *hello) {
-    if (pdata->ptr == NULL || pdata->len != sizeof(*hello)) {
-        fprintf(stderr, "a client sent %u bytes of private data, not a hello\n",
-                (unsigned)pdata->len);
+    if (ex_private_data_check(pdata, sizeof(*hello), "a client's hello") != 0)
         return -1;
-    }
     memcpy(hello, pdata->ptr, sizeof(*hello));
     if (hello->rounds < 1 || hello->rounds > PP_MAX_ROUNDS) {
         fprintf(stderr, "a client asked for %u rounds (1..%d)\n", (unsigned)hello->rounds,

@@ -105,6 +105,16 @@ static int wait_readable(int fd, int timeout_ms, const char *what) {
     return ex_poll_readable(&pfd, 1, timeout_ms, what);
 }
 
+int ex_private_data_check(const struct rpma_conn_private_data *pdata, size_t size,
+                          const char *what) {
+    if (pdata->ptr == NULL || pdata->len < size) {
+        fprintf(stderr, "%u bytes of private data, expected %s (%zu bytes)\n",
+                pdata->ptr == NULL ? 0u : (unsigned)pdata->len, what, size);
+        return -1;
+    }
+    return 0;
+}
+
 int ex_next_event(struct rpma_conn *conn, int timeout_ms, enum rpma_conn_event *event) {
     int fd;
     int ret = rpma_conn_get_event_fd(conn, &fd);
@@ -288,14 +298,13 @@ int ex_descriptors_decode(const struct rpma_conn_private_data *pdata,
                           struct rpma_mr_remote **mr_ptr, struct rpma_peer_cfg **pcfg_ptr) {
     struct ex_descriptors desc;
     const size_t header = offsetof(struct ex_descriptors, bytes);
-    if (pdata->ptr == NULL || pdata->len < header || pdata->len > sizeof(desc)) {
-        fprintf(stderr, "the server sent %u bytes of private data, not descriptors\n",
-                (unsigned)pdata->len);
+    if (ex_private_data_check(pdata, header, "the server's descriptors") != 0)
         return -1;
-    }
+    /* whatever follows the descriptors (rdma_cm's padding) is not ours to read */
+    size_t len = pdata->len < sizeof(desc) ? pdata->len : sizeof(desc);
     memset(&desc, 0, sizeof(desc));
-    memcpy(&desc, pdata->ptr, pdata->len);
-    if (header + desc.mr_desc_size + desc.pcfg_desc_size > pdata->len) {
+    memcpy(&desc, pdata->ptr, len);
+    if (header + desc.mr_desc_size + desc.pcfg_desc_size > len) {
         fprintf(stderr, "the server's descriptors are truncated\n");
         return -1;
     }

@@ -50,6 +50,16 @@ int64_t ex_now_ms(void);
  */
 int ex_poll_readable(struct pollfd *fds, size_t nfds, int timeout_ms, const char *what);
 
+/*
+ * Checks private data from the other side (untrusted) before it is decoded: it must hold at
+ * least `size` bytes. It may hold more than was sent, zeros after the sent bytes: on InfiniBand
+ * and RoCE rdma_cm pads it to the size of the CM message's field (56 bytes in a connection
+ * request, 196 in a reply), and librpma hands that on. So never expect the exact length sent.
+ * Prints what is wrong, naming `what`; 0 when it fits.
+ */
+int ex_private_data_check(const struct rpma_conn_private_data *pdata, size_t size,
+                          const char *what);
+
 /* Waits up to timeout_ms (-1: forever) for the next connection event. */
 int ex_next_event(struct rpma_conn *conn, int timeout_ms, enum rpma_conn_event *event);
 

@@ -7,7 +7,8 @@
 set -euo pipefail
 program=$1
 ours_dir=$(cd "$(dirname "$2")" && pwd)
-if ! LD_BIND_NOW=1 LD_LIBRARY_PATH=$ours_dir RPMA_PROVIDER=tcp "$program"; then
+if ! LD_BIND_NOW=1 LD_LIBRARY_PATH=$ours_dir RPMA_PROVIDER=tcp \
+    RPMA_EXPECT_LIBRARY=$ours_dir/librpma.so.0 "$program"; then
     echo "FAIL: the program did not pass on our librpma.so.0 (output above)"
     exit 1
 fi

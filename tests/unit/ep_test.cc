@@ -18,10 +18,10 @@ class Ep : public ::testing::Test {
 
 TEST_F(Ep, ListenRejectsNullArguments) {
     rpma_ep *ep = nullptr;
-    EXPECT_EQ(rpma_ep_listen(nullptr, "127.0.0.1", "7000", &ep), RPMA_E_INVAL);
+    EXPECT_EQ(rpma_ep_listen(nullptr, rpma_test::TestAddr(), "7000", &ep), RPMA_E_INVAL);
     EXPECT_EQ(rpma_ep_listen(peer_, nullptr, "7000", &ep), RPMA_E_INVAL);
-    EXPECT_EQ(rpma_ep_listen(peer_, "127.0.0.1", nullptr, &ep), RPMA_E_INVAL);
-    EXPECT_EQ(rpma_ep_listen(peer_, "127.0.0.1", "7000", nullptr), RPMA_E_INVAL);
+    EXPECT_EQ(rpma_ep_listen(peer_, rpma_test::TestAddr(), nullptr, &ep), RPMA_E_INVAL);
+    EXPECT_EQ(rpma_ep_listen(peer_, rpma_test::TestAddr(), "7000", nullptr), RPMA_E_INVAL);
     EXPECT_EQ(ep, nullptr);
 }
 
@@ -29,8 +29,8 @@ TEST_F(Ep, ListeningTwiceOnOnePortFailsWithProviderError) {
     std::string port = rpma_test::FreePort();
     rpma_ep *first = nullptr;
     rpma_ep *second = nullptr;
-    ASSERT_EQ(rpma_ep_listen(peer_, "127.0.0.1", port.c_str(), &first), 0);
-    EXPECT_EQ(rpma_ep_listen(peer_, "127.0.0.1", port.c_str(), &second), RPMA_E_PROVIDER);
+    ASSERT_EQ(rpma_ep_listen(peer_, rpma_test::TestAddr(), port.c_str(), &first), 0);
+    EXPECT_EQ(rpma_ep_listen(peer_, rpma_test::TestAddr(), port.c_str(), &second), RPMA_E_PROVIDER);
     EXPECT_EQ(second, nullptr);
     ASSERT_EQ(rpma_ep_shutdown(&first), 0);
     EXPECT_EQ(first, nullptr);
@@ -42,7 +42,7 @@ TEST_F(Ep, ShutdownAndGetFdRejectNullArguments) {
     EXPECT_EQ(rpma_ep_shutdown(&none), 0);
     std::string port = rpma_test::FreePort();
     rpma_ep *ep = nullptr;
-    ASSERT_EQ(rpma_ep_listen(peer_, "127.0.0.1", port.c_str(), &ep), 0);
+    ASSERT_EQ(rpma_ep_listen(peer_, rpma_test::TestAddr(), port.c_str(), &ep), 0);
     int fd = -1;
     EXPECT_EQ(rpma_ep_get_fd(nullptr, &fd), RPMA_E_INVAL);
     EXPECT_EQ(rpma_ep_get_fd(ep, nullptr), RPMA_E_INVAL);
@@ -54,7 +54,7 @@ TEST_F(Ep, ShutdownAndGetFdRejectNullArguments) {
 TEST_F(Ep, NonBlockingNextConnReqWithNothingPendingReturnsNoEvent) {
     std::string port = rpma_test::FreePort();
     rpma_ep *ep = nullptr;
-    ASSERT_EQ(rpma_ep_listen(peer_, "127.0.0.1", port.c_str(), &ep), 0);
+    ASSERT_EQ(rpma_ep_listen(peer_, rpma_test::TestAddr(), port.c_str(), &ep), 0);
     int fd = -1;
     ASSERT_EQ(rpma_ep_get_fd(ep, &fd), 0);
     ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
@@ -69,9 +69,9 @@ TEST_F(Ep, NonBlockingNextConnReqWithNothingPendingReturnsNoEvent) {
 TEST_F(Ep, RejectedRequestReportsRejectedToTheClient) {
     std::string port = rpma_test::FreePort();
     rpma_ep *ep = nullptr;
-    ASSERT_EQ(rpma_ep_listen(peer_, "127.0.0.1", port.c_str(), &ep), 0);
+    ASSERT_EQ(rpma_ep_listen(peer_, rpma_test::TestAddr(), port.c_str(), &ep), 0);
     rpma_conn_req *outgoing = nullptr;
-    ASSERT_EQ(rpma_conn_req_new(peer_, "127.0.0.1", port.c_str(), nullptr, &outgoing), 0);
+    ASSERT_EQ(rpma_conn_req_new(peer_, rpma_test::TestAddr(), port.c_str(), nullptr, &outgoing), 0);
     rpma_conn *client = nullptr;
     ASSERT_EQ(rpma_conn_req_connect(&outgoing, nullptr, &client), 0);
 
@@ -85,16 +85,20 @@ TEST_F(Ep, RejectedRequestReportsRejectedToTheClient) {
     ASSERT_EQ(rpma_ep_shutdown(&ep), 0);
 }
 
-TEST_F(Ep, ConnectingWhereNothingListensIsUnreachable) {
+// The tcp provider's connect is refused: UNREACHABLE. On InfiniBand and
+// RoCE the remote CM answers a request for a service nobody listens on with
+// a reject (IB_CM_REJ_INVALID_SERVICE_ID): REJECTED, as with librpma.
+TEST_F(Ep, ConnectingWhereNothingListensIsUnreachableOnTcpAndRejectedOnVerbs) {
     std::string port = rpma_test::FreePort();
     rpma_conn_cfg *cfg = nullptr;
     ASSERT_EQ(rpma_conn_cfg_new(&cfg), 0);
     ASSERT_EQ(rpma_conn_cfg_set_timeout(cfg, 500), 0);
     rpma_conn_req *outgoing = nullptr;
-    ASSERT_EQ(rpma_conn_req_new(peer_, "127.0.0.1", port.c_str(), cfg, &outgoing), 0);
+    ASSERT_EQ(rpma_conn_req_new(peer_, rpma_test::TestAddr(), port.c_str(), cfg, &outgoing), 0);
     rpma_conn *client = nullptr;
     ASSERT_EQ(rpma_conn_req_connect(&outgoing, nullptr, &client), 0);
-    rpma_test::ExpectEvent(client, RPMA_CONN_UNREACHABLE);
+    rpma_test::ExpectEvent(client,
+                           rpma_test::OnVerbs() ? RPMA_CONN_REJECTED : RPMA_CONN_UNREACHABLE);
     ASSERT_EQ(rpma_conn_delete(&client), 0);
     ASSERT_EQ(rpma_conn_cfg_delete(&cfg), 0);
 }

@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -11,7 +10,6 @@
 
 #include "connected_pair.h"
 #include "librpma.h"
-#include "rpma_core/src/provider/tcp/tcp_device.h"
 
 namespace {
 
@@ -31,12 +29,15 @@ class Messaging : public rpma_test::ConnectedPair {
         EXPECT_EQ(rpma_mr_dereg(&out_mr_), 0);
         ConnectedPair::TearDown();
     }
-    // Client message i carries i in its first 4 bytes.
-    void SendNumbered(uint32_t i) {
+    // Client message i carries i in its first 4 bytes. Unsignaled, unless
+    // `signaled`: on verbs the send queue slots of unsignaled sends are
+    // reclaimed only when a later signaled one completes and is polled.
+    void SendNumbered(uint32_t i, bool signaled = false) {
         memcpy(out_.data() + (i % 64) * kSlot, &i, sizeof(i));
-        ASSERT_EQ(rpma_send(client_, out_mr_, (i % 64) * kSlot, kSlot, RPMA_F_COMPLETION_ON_ERROR,
-                            nullptr),
-                  0);
+        ASSERT_EQ(
+            rpma_send(client_, out_mr_, (i % 64) * kSlot, kSlot,
+                      signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR, nullptr),
+            0);
     }
 
     std::vector<char> in_ = std::vector<char>(64 * kSlot);
@@ -53,7 +54,12 @@ TEST_F(Messaging, MessagesArriveInOrderIntoReceivesInPostingOrder) {
                             reinterpret_cast<void *>(uintptr_t{slot})),
                   0);
     for (uint32_t i = 0; i < 200; ++i) {
-        SendNumbered(i);
+        // every 8th send signaled (the send queue is 10 deep by default)
+        const bool signaled = i % 8 == 7;
+        SendNumbered(i, signaled);
+        if (signaled) {
+            ASSERT_EQ(NextCompletion(client_).status, IBV_WC_SUCCESS) << i;
+        }
         ibv_wc wc = NextCompletion(server_);
         ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << i;
         ASSERT_EQ(wc.opcode, IBV_WC_RECV);
@@ -78,23 +84,20 @@ TEST_F(Messaging, SendWaitsForAReceivePostedLater) {
     EXPECT_EQ(number, 41u);
 }
 
-TEST_F(Messaging, SendThatNeverFindsAReceiveFailsWithRnrRetryExceeded) {
-    auto &device = rpma::provider::tcp::GetDevice();
-    device.SetReceiverNotReadyTimeout(std::chrono::milliseconds(100));
-    ASSERT_EQ(rpma_send(client_, out_mr_, 0, kSlot, RPMA_F_COMPLETION_ALWAYS, nullptr), 0);
-    ibv_wc wc = NextCompletion(client_);
-    device.SetReceiverNotReadyTimeout(rpma::provider::tcp::Device::kDefaultReceiverNotReadyTimeout);
-    EXPECT_EQ(wc.status, IBV_WC_RNR_RETRY_EXC_ERR) << ibv_wc_status_str(wc.status);
-    // Like an RC QP in the error state, the connection is broken for good.
-    ASSERT_EQ(rpma_conn_delete(&client_), 0);
-    ASSERT_EQ(rpma_conn_delete(&server_), 0);
-}
-
+// The receive completes with IBV_WC_LOC_LEN_ERR, as the InfiniBand spec
+// says and RNICs do. Soft-RoCE of Linux 6.1 reports IBV_WC_LOC_QP_OP_ERR
+// instead (its responder treats the overflow as a malformed WQE; later
+// kernels check the length first), so there either error is what is seen.
 TEST_F(Messaging, MessageLargerThanTheReceiveCompletesWithALengthError) {
     ASSERT_EQ(rpma_recv(server_, in_mr_, 0, 16, nullptr), 0);
     ASSERT_EQ(rpma_send(client_, out_mr_, 0, kSlot, RPMA_F_COMPLETION_ON_ERROR, nullptr), 0);
     ibv_wc wc = NextCompletion(server_);
-    EXPECT_EQ(wc.status, IBV_WC_LOC_LEN_ERR) << ibv_wc_status_str(wc.status);
+    if (rpma_test::OnSoftRoce()) {
+        EXPECT_TRUE(wc.status == IBV_WC_LOC_LEN_ERR || wc.status == IBV_WC_LOC_QP_OP_ERR)
+            << ibv_wc_status_str(wc.status);
+    } else {
+        EXPECT_EQ(wc.status, IBV_WC_LOC_LEN_ERR) << ibv_wc_status_str(wc.status);
+    }
     ASSERT_EQ(rpma_conn_delete(&client_), 0);
     ASSERT_EQ(rpma_conn_delete(&server_), 0);
 }
@@ -138,7 +141,7 @@ TEST(SharedReceiveQueue, ManyConnectionsShareOneSrqUnderConcurrentLoad) {
     rpma_peer *peer = rpma_test::NewPeer();
     std::string port = rpma_test::FreePort();
     rpma_ep *ep = nullptr;
-    ASSERT_EQ(rpma_ep_listen(peer, "127.0.0.1", port.c_str(), &ep), 0);
+    ASSERT_EQ(rpma_ep_listen(peer, rpma_test::TestAddr(), port.c_str(), &ep), 0);
 
     rpma_srq_cfg *srq_cfg = nullptr;
     ASSERT_EQ(rpma_srq_cfg_new(&srq_cfg), 0);
@@ -164,7 +167,7 @@ TEST(SharedReceiveQueue, ManyConnectionsShareOneSrqUnderConcurrentLoad) {
     rpma_conn *servers[kClients] = {};
     for (int c = 0; c < kClients; ++c) {
         rpma_conn_req *req = nullptr;
-        ASSERT_EQ(rpma_conn_req_new(peer, "127.0.0.1", port.c_str(), nullptr, &req), 0);
+        ASSERT_EQ(rpma_conn_req_new(peer, rpma_test::TestAddr(), port.c_str(), nullptr, &req), 0);
         ASSERT_EQ(rpma_conn_req_connect(&req, nullptr, &clients[c]), 0);
         ASSERT_EQ(rpma_ep_next_conn_req(ep, server_cfg, &req), 0);
         ASSERT_EQ(rpma_conn_req_connect(&req, nullptr, &servers[c]), 0);
@@ -231,9 +234,7 @@ TEST(SharedReceiveQueue, ManyConnectionsShareOneSrqUnderConcurrentLoad) {
         EXPECT_EQ(next_expected[c], kMessages);
 
     for (int c = 0; c < kClients; ++c) {
-        ASSERT_EQ(rpma_conn_disconnect(clients[c]), 0);
-        rpma_test::ExpectEvent(servers[c], RPMA_CONN_CLOSED);
-        rpma_test::ExpectEvent(clients[c], RPMA_CONN_CLOSED);
+        rpma_test::Disconnect(clients[c], servers[c]);
         ASSERT_EQ(rpma_conn_delete(&clients[c]), 0);
         ASSERT_EQ(rpma_conn_delete(&servers[c]), 0);
     }

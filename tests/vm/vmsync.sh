@@ -7,8 +7,9 @@
 #       runs CMD; once an rdma_cm ID of this VM is in LISTEN state on PORT
 #       (`rdma res show cm_id`), answers TCP connections on PORT+10000 until
 #       CMD exits; exits with CMD's status
-#   vmsync client ADDR PORT CMD [ARG...]
-#       waits until ADDR answers on TCP PORT+10000, then runs CMD
+#   vmsync client ADDR PORT [CMD [ARG...]]
+#       waits until ADDR answers on TCP PORT+10000, then runs CMD (without
+#       CMD it only waits: `vmsync client ADDR PORT && { any command line; }`)
 #
 # VMSYNC_TIMEOUT (seconds, default 60) bounds the wait; when it runs out,
 # vmsync exits with status 1.
