@@ -2,10 +2,21 @@
 // against raw TCP on loopback, in one run, with the ratios.
 //
 //   rpma_bench [--quick] [--csv FILE]
+//   rpma_bench --only write|pingpong|stream[:SIZE] [--transport rpma|tcp]
+//              [--iterations N] [--pin CPU]
+//
+// The two transports run interleaved, in alternating rounds of each
+// measurement. --pin puts every process of the benchmark on one CPU: both
+// ends of each connection then share it, which takes cross-CPU wake-up
+// latency (large and erratic on busy virtual machines) out of the
+// comparison and leaves the work per operation. The --only/--transport/
+// --iterations options are for diagnosis (strace -c, perf) of one workload;
+// the floors are judged on full runs of both.
 //
 // Servers run in child processes forked before anything else starts a
 // thread; each reports readiness through a pipe.
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -15,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,7 +39,17 @@ using rpma_bench::Client;
 
 struct Options {
     bool quick = false;
+    int pin_cpu = -1;  // >= 0: every benchmark process and thread on this CPU
     std::string csv_path;
+    std::string only_kind;  // empty: every workload
+    size_t only_size = 0;   // 0: every size of the kind
+    bool run_rpma = true;
+    bool run_tcp = true;
+    int iterations = 0;  // 0: by size
+
+    bool Wants(const char *kind, size_t size) const {
+        return (only_kind.empty() || only_kind == kind) && (only_size == 0 || only_size == size);
+    }
 };
 
 struct Row {
@@ -88,6 +110,8 @@ std::string HumanSize(size_t size) {
 }
 
 int Iterations(const Options &opt, size_t size) {
+    if (opt.iterations > 0)
+        return opt.iterations;
     int wanted = opt.quick ? 300 : 3000;
     size_t budget = opt.quick ? (64u << 20) : (512u << 20);  // bytes per measurement
     return static_cast<int>(std::max<size_t>(50, std::min<size_t>(wanted, budget / size)));
@@ -97,23 +121,62 @@ void Progress(const std::string &what) {
     fprintf(stderr, "  measuring %s...\n", what.c_str());
 }
 
-Row Latency(const std::string &name, Client &rpma, Client &tcp, size_t size, int iterations,
+// Both transports run the same iterations, interleaved in alternating
+// rounds, so that whatever the machine does meanwhile (other load, where the
+// scheduler puts the processes) weighs on both alike.
+constexpr int kRounds = 10;
+
+// A null client is skipped (diagnostic runs of one transport).
+Row Latency(const std::string &name, Client *rpma, Client *tcp, size_t size, int iterations,
             double floor, std::vector<uint64_t> (Client::*workload)(size_t, int)) {
     Progress(name + " " + HumanSize(size));
-    (tcp.*workload)(size, iterations / 10 + 1);  // warm up both paths
-    (rpma.*workload)(size, iterations / 10 + 1);
-    rpma_bench::Summary t = rpma_bench::Summarize((tcp.*workload)(size, iterations));
-    rpma_bench::Summary r = rpma_bench::Summarize((rpma.*workload)(size, iterations));
+    if (tcp != nullptr)
+        (tcp->*workload)(size, iterations / 10 + 1);  // warm up both paths
+    if (rpma != nullptr)
+        (rpma->*workload)(size, iterations / 10 + 1);
+    std::vector<uint64_t> tcp_samples, rpma_samples;
+    auto run = [&](Client *client, std::vector<uint64_t> *samples, int count) {
+        if (client == nullptr || count == 0)
+            return;
+        std::vector<uint64_t> got = (client->*workload)(size, count);
+        samples->insert(samples->end(), got.begin(), got.end());
+    };
+    for (int round = 0; round < kRounds; ++round) {
+        const int count = iterations / kRounds + (round < iterations % kRounds ? 1 : 0);
+        if (round % 2 == 0) {
+            run(tcp, &tcp_samples, count);
+            run(rpma, &rpma_samples, count);
+        } else {
+            run(rpma, &rpma_samples, count);
+            run(tcp, &tcp_samples, count);
+        }
+    }
+    const rpma_bench::Summary t = rpma_bench::Summarize(std::move(tcp_samples));
+    const rpma_bench::Summary r = rpma_bench::Summarize(std::move(rpma_samples));
     return Row{name, size, r.median_us, r.p99_us, t.median_us, t.p99_us, false, floor};
 }
 
-Row Bandwidth(Client &rpma, Client &tcp, size_t chunk, size_t total, double floor) {
+Row Bandwidth(Client *rpma, Client *tcp, size_t chunk, size_t total, double floor) {
     Progress("stream " + HumanSize(chunk) + " chunks");
     auto mibps = [total](uint64_t ns) { return (total / double(1 << 20)) / (ns / 1e9); };
-    tcp.Stream(chunk, total / 8);
-    rpma.Stream(chunk, total / 8);
-    double t = mibps(tcp.Stream(chunk, total));
-    double r = mibps(rpma.Stream(chunk, total));
+    if (tcp != nullptr)
+        tcp->Stream(chunk, total / 8);
+    if (rpma != nullptr)
+        rpma->Stream(chunk, total / 8);
+    // Four alternating rounds of a quarter each; the rates are of the sums.
+    constexpr int kStreamRounds = 4;
+    uint64_t tcp_ns = 0, rpma_ns = 0;
+    for (int round = 0; round < kStreamRounds; ++round) {
+        const bool tcp_first = round % 2 == 0;
+        for (int turn = 0; turn < 2; ++turn) {
+            const bool is_tcp = (turn == 0) == tcp_first;
+            Client *client = is_tcp ? tcp : rpma;
+            if (client != nullptr)
+                (is_tcp ? tcp_ns : rpma_ns) += client->Stream(chunk, total / kStreamRounds);
+        }
+    }
+    double t = tcp != nullptr ? mibps(tcp_ns) : 0;
+    double r = rpma != nullptr ? mibps(rpma_ns) : 0;
     return Row{"stream write (MiB/s)", chunk, r, 0, t, 0, true, floor};
 }
 
@@ -167,39 +230,78 @@ int main(int argc, char **argv) {
             opt.quick = true;
         } else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
             opt.csv_path = argv[++i];
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            std::string only = argv[++i];
+            size_t colon = only.find(':');
+            opt.only_kind = only.substr(0, colon);
+            if (colon != std::string::npos)
+                opt.only_size = strtoull(only.c_str() + colon + 1, nullptr, 10);
+        } else if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc) {
+            opt.run_rpma = strcmp(argv[i + 1], "tcp") != 0;
+            opt.run_tcp = strcmp(argv[i + 1], "rpma") != 0;
+            ++i;
+        } else if (strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) {
+            opt.iterations = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--pin") == 0 && i + 1 < argc) {
+            opt.pin_cpu = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--quick] [--csv FILE]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--quick] [--csv FILE] [--only write|pingpong|stream[:SIZE]]\n"
+                    "          [--transport rpma|tcp] [--iterations N] [--pin CPU]\n",
+                    argv[0]);
             return 2;
         }
     }
 
+    if (opt.pin_cpu >= 0) {
+        // Before the servers fork and any thread starts: all inherit it.
+        cpu_set_t cpus;
+        CPU_ZERO(&cpus);
+        CPU_SET(opt.pin_cpu, &cpus);
+        if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0) {
+            perror("sched_setaffinity");
+            return 2;
+        }
+    }
     uint16_t tcp_port = FreePort();
     std::string rpma_port = std::to_string(FreePort());
-    pid_t tcp_server = StartServer([&](int fd) { rpma_bench::RunRawTcpServer(tcp_port, fd); });
-    pid_t rpma_server = StartServer([&](int fd) { rpma_bench::RunRpmaServer(rpma_port, fd); });
+    pid_t tcp_server = -1, rpma_server = -1;
+    if (opt.run_tcp)
+        tcp_server = StartServer([&](int fd) { rpma_bench::RunRawTcpServer(tcp_port, fd); });
+    if (opt.run_rpma)
+        rpma_server = StartServer([&](int fd) { rpma_bench::RunRpmaServer(rpma_port, fd); });
 
     std::vector<Row> rows;
     {
-        auto tcp = rpma_bench::ConnectRawTcp(tcp_port);
-        auto rpma = rpma_bench::ConnectRpma(rpma_port);
-        fprintf(stderr, "rpma_bench: rpma (RPMA_PROVIDER=%s) vs raw TCP on 127.0.0.1%s\n",
+        std::unique_ptr<Client> tcp, rpma;
+        if (opt.run_tcp)
+            tcp = rpma_bench::ConnectRawTcp(tcp_port);
+        if (opt.run_rpma)
+            rpma = rpma_bench::ConnectRpma(rpma_port);
+        fprintf(stderr, "rpma_bench: rpma (RPMA_PROVIDER=%s) vs raw TCP on 127.0.0.1%s%s\n",
                 getenv("RPMA_PROVIDER") ? getenv("RPMA_PROVIDER") : "auto",
-                opt.quick ? " (quick)" : "");
+                opt.quick ? " (quick)" : "", opt.pin_cpu >= 0 ? " (pinned to one CPU)" : "");
         for (size_t size : {8u, 64u, 512u, 4096u, 32768u, 262144u, 1048576u})
-            rows.push_back(Latency("write+flush latency (us)", *rpma, *tcp, size,
-                                   Iterations(opt, size), size == 4096 ? 1.3 : 0,
-                                   &Client::DurableWriteLatency));
+            if (opt.Wants("write", size))
+                rows.push_back(Latency("write+flush latency (us)", rpma.get(), tcp.get(), size,
+                                       Iterations(opt, size), size == 4096 ? 1.3 : 0,
+                                       &Client::DurableWriteLatency));
         for (size_t size : {64u, 4096u})
-            rows.push_back(Latency("ping-pong latency (us)", *rpma, *tcp, size,
-                                   Iterations(opt, size), 1.3, &Client::PingPong));
+            if (opt.Wants("pingpong", size))
+                rows.push_back(Latency("ping-pong latency (us)", rpma.get(), tcp.get(), size,
+                                       Iterations(opt, size), 1.3, &Client::PingPong));
         size_t total = opt.quick ? (128u << 20) : (1024u << 20);
-        rows.push_back(Bandwidth(*rpma, *tcp, 64 << 10, total, 0));
-        rows.push_back(Bandwidth(*rpma, *tcp, 1 << 20, total, 0.8));
+        if (opt.Wants("stream", 64 << 10))
+            rows.push_back(Bandwidth(rpma.get(), tcp.get(), 64 << 10, total, 0));
+        if (opt.Wants("stream", 1 << 20))
+            rows.push_back(Bandwidth(rpma.get(), tcp.get(), 1 << 20, total, 0.8));
     }
-    kill(tcp_server, SIGKILL);
-    kill(rpma_server, SIGKILL);
-    waitpid(tcp_server, nullptr, 0);
-    waitpid(rpma_server, nullptr, 0);
+    for (pid_t server : {tcp_server, rpma_server}) {
+        if (server > 0) {
+            kill(server, SIGKILL);
+            waitpid(server, nullptr, 0);
+        }
+    }
 
     bool met = PrintTable(rows);
     if (!opt.csv_path.empty())

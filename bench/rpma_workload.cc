@@ -1,6 +1,5 @@
 // The workloads over the librpma API (whichever provider RPMA_PROVIDER picks;
 // the tcp provider on hosts without an RNIC).
-#include <poll.h>
 #include <sys/mman.h>
 
 #include <cstdio>
@@ -212,28 +211,29 @@ void ServeOne(rpma_ep *ep, rpma_mr_local *messages, const char *pdata_bytes) {
     Check(rpma_conn_req_connect(&req, &pdata, &conn), "rpma_conn_req_connect");
     ExpectEvent(conn, RPMA_CONN_ESTABLISHED);
 
+    // Blocking waits, as the raw TCP server's blocking recv: the server's
+    // thread sleeps in rpma_cq_wait (where the provider may drive progress
+    // itself) and echoes every message. The client's disconnect flushes the
+    // posted receive, which ends the loop.
     rpma_cq *cq = nullptr;
-    int event_fd = -1, cq_fd = -1;
     Check(rpma_conn_get_cq(conn, &cq), "rpma_conn_get_cq");
-    Check(rpma_conn_get_event_fd(conn, &event_fd), "rpma_conn_get_event_fd");
-    Check(rpma_cq_get_fd(cq, &cq_fd), "rpma_cq_get_fd");
     for (;;) {
-        pollfd fds[2] = {{event_fd, POLLIN, 0}, {cq_fd, POLLIN, 0}};
-        if (poll(fds, 2, -1) < 0)
-            continue;
-        if (fds[0].revents & POLLIN)
-            break;  // the client disconnected
-        Check(rpma_cq_wait(cq), "rpma_cq_wait");
         ibv_wc wc;
-        while (rpma_cq_get_wc(cq, 1, &wc, nullptr) == 0) {
-            if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV)
-                continue;
-            // The client sends its next message only after this echo reached
-            // it, so reposting into the buffer being echoed is safe.
-            Check(rpma_recv(conn, messages, 0, kMaxPayload, nullptr), "rpma_recv");
-            Check(rpma_send(conn, messages, 0, wc.byte_len, RPMA_F_COMPLETION_ON_ERROR, nullptr),
-                  "rpma_send");
+        int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
+        if (ret == RPMA_E_NO_COMPLETION) {
+            Check(rpma_cq_wait(cq), "rpma_cq_wait");
+            continue;
         }
+        Check(ret, "rpma_cq_get_wc");
+        if (wc.status == IBV_WC_WR_FLUSH_ERR)
+            break;  // the client disconnected (verbs leaves the opcode undefined)
+        if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV)
+            continue;
+        // The client sends its next message only after this echo reached
+        // it, so reposting into the buffer being echoed is safe.
+        Check(rpma_recv(conn, messages, 0, kMaxPayload, nullptr), "rpma_recv");
+        Check(rpma_send(conn, messages, 0, wc.byte_len, RPMA_F_COMPLETION_ON_ERROR, nullptr),
+              "rpma_send");
     }
     rpma_conn_event event;
     Check(rpma_conn_next_event(conn, &event), "rpma_conn_next_event");

@@ -1,12 +1,108 @@
 #include "rpma_core/src/provider/tcp/tcp_completion_channel.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/epoll.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_connection.h"
+#include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 
 namespace rpma::provider::tcp {
+namespace {
+
+// Set while a thread drives progress inline for a channel: the first CQ of
+// that channel firing in this thread is handed to it directly instead of
+// going through the eventfd.
+struct Catcher {
+    const CompletionChannel *channel = nullptr;
+    CompletionQueue *caught = nullptr;
+};
+thread_local Catcher *tls_catcher = nullptr;
+
+bool IsNonBlocking(int fd) {
+    const int flags = fcntl(fd, F_GETFL);
+    return flags >= 0 && (flags & O_NONBLOCK) != 0;
+}
+
+struct InlineWait {
+    std::shared_ptr<Connection> connection;
+    bool muted = false;
+    int fd = -1;  // the socket to watch this round, or -1
+    uint64_t token = 0;
+    int slot = -1;  // index in the pollfd array (poll fallback), or -1
+};
+
+// A waiting thread's epoll set: the eventfd of the channel it waits on
+// (data 0) and the sockets of the connections it drives (data: the socket's
+// token, unique for the process's life). Registrations outlive a wait, so a
+// wait normally makes no epoll_ctl at all. Sockets are added only under their
+// connection's lock (the fd is open then) and never removed by fd number
+// (which may belong to another file by then): when a socket leaves the set,
+// or an event names a socket nobody waits on, the set is rebuilt. The set is
+// also rebuilt when the thread waits on another channel.
+class InlinePoller final : public InlineWatcher {
+  public:
+    // False when no epoll set can be had (then poll() serves).
+    bool Use(const CompletionChannel *channel, uint64_t channel_id, int channel_fd) {
+        if (channel == channel_ && channel_id == channel_id_ && epoll_.Valid() && !stale_)
+            return true;
+        channel_ = nullptr;
+        stale_ = false;
+        watched_.clear();
+        epoll_.Reset(epoll_create1(EPOLL_CLOEXEC));
+        if (!epoll_.Valid())
+            return false;
+        epoll_event event{};
+        event.events = EPOLLIN;
+        event.data.u64 = 0;
+        if (epoll_ctl(epoll_.Get(), EPOLL_CTL_ADD, channel_fd, &event) != 0) {
+            epoll_.Reset();
+            return false;
+        }
+        channel_ = channel;
+        channel_id_ = channel_id;
+        return true;
+    }
+
+    bool Watching(uint64_t token) const override {
+        return std::find(watched_.begin(), watched_.end(), token) != watched_.end();
+    }
+    void Watch(int fd, uint64_t token) override {
+        epoll_event event{};
+        event.events = EPOLLIN;
+        event.data.u64 = token;
+        if (epoll_ctl(epoll_.Get(), EPOLL_CTL_ADD, fd, &event) != 0 && errno == EEXIST)
+            epoll_ctl(epoll_.Get(), EPOLL_CTL_MOD, fd, &event);
+        watched_.push_back(token);
+    }
+
+    // True when the set watches a socket no current wait drives: it must be
+    // rebuilt (Use) and the current sockets handed to it again.
+    bool HasStrays(const std::vector<InlineWait> &waits) const {
+        return std::any_of(watched_.begin(), watched_.end(), [&](uint64_t token) {
+            return std::none_of(waits.begin(), waits.end(),
+                                [&](const InlineWait &w) { return w.fd >= 0 && w.token == token; });
+        });
+    }
+    void MarkStale() { stale_ = true; }
+
+    int Wait(epoll_event *events, int max) { return epoll_wait(epoll_.Get(), events, max, -1); }
+
+  private:
+    UniqueFd epoll_;
+    const CompletionChannel *channel_ = nullptr;
+    uint64_t channel_id_ = 0;
+    bool stale_ = false;
+    std::vector<uint64_t> watched_;
+};
+
+}  // namespace
 
 int CompletionChannel::Create(std::unique_ptr<provider::CompletionChannel> *channel) {
     auto created = std::make_unique<CompletionChannel>();
@@ -21,12 +117,121 @@ int CompletionChannel::Create(std::unique_ptr<provider::CompletionChannel> *chan
 
 int CompletionChannel::GetEvent(provider::CompletionQueue **cq) {
     CompletionQueue *fired = nullptr;
-    const int err = fired_.Pop(&fired);
-    if (err != 0)
-        return err;
+    if (fired_.Pop(&fired) != 0) {
+        if (IsNonBlocking(Fd()))
+            return EAGAIN;
+        if (const int err = WaitInline(&fired); err != 0)
+            return err;
+    }
     fired->NoteEventDelivered();
     *cq = fired;
     return 0;
+}
+
+int CompletionChannel::WaitInline(CompletionQueue **fired) {
+    // Reused per thread so a wait allocates nothing once warm. GetEvent is
+    // never re-entered by the thread that runs it.
+    thread_local std::vector<InlineWait> waits;
+    thread_local std::vector<pollfd> fds;
+    struct FeedersCache {
+        const CompletionChannel *channel = nullptr;
+        uint64_t generation = 0;
+        std::vector<std::weak_ptr<Connection>> feeders;
+    };
+    thread_local FeedersCache cache;
+    const uint64_t generation = feeders_generation.load();
+    if (cache.channel != this || cache.generation != generation) {
+        cache.feeders.clear();
+        std::lock_guard lock(queues_mu_);
+        for (CompletionQueue *cq : queues_)
+            cq->CollectFeeders(&cache.feeders);
+        cache.channel = this;
+        cache.generation = generation;
+    }
+    waits.clear();
+    for (const auto &feeder : cache.feeders) {
+        if (std::shared_ptr<Connection> connection = feeder.lock())
+            waits.push_back(InlineWait{std::move(connection)});
+    }
+
+    thread_local InlinePoller poller;
+    bool use_epoll = poller.Use(this, id_, Fd());
+    Catcher catcher{this, nullptr};
+    int result = 0;
+    for (;;) {
+        fds.clear();
+        fds.push_back(pollfd{Fd(), POLLIN, 0});
+        for (InlineWait &wait : waits) {
+            const int fd = wait.connection->PrepareInlineWait(&wait.muted, &wait.token,
+                                                              use_epoll ? &poller : nullptr);
+            wait.fd = wait.muted ? fd : -1;
+            wait.slot = -1;
+            if (wait.fd >= 0) {
+                wait.slot = static_cast<int>(fds.size());
+                fds.push_back(pollfd{fd, POLLIN, 0});
+            }
+        }
+        if (use_epoll && poller.HasStrays(waits)) {
+            poller.MarkStale();
+            use_epoll = poller.Use(this, id_, Fd());
+            for (InlineWait &wait : waits) {
+                if (use_epoll)
+                    wait.connection->RewatchInline(wait.muted, &poller);
+            }
+        }
+        int ready;
+        epoll_event events[8];
+        if (use_epoll)
+            ready = poller.Wait(events, 8);
+        else
+            ready = poll(fds.data(), fds.size(), -1);
+        if (ready < 0) {
+            if (errno == EINTR)
+                continue;
+            result = errno;
+            RPMA_LOG_ERROR("waiting for a completion event failed: %s: %s",
+                           use_epoll ? "epoll_wait" : "poll", strerror(result));
+            break;
+        }
+        if (use_epoll) {
+            // An event for a socket nobody waits on (closed and replaced
+            // meanwhile): rebuild the set before waiting again.
+            for (int i = 0; i < ready; ++i) {
+                const uint64_t token = events[i].data.u64;
+                if (token != 0 &&
+                    std::none_of(waits.begin(), waits.end(), [&](const InlineWait &w) {
+                        return w.fd >= 0 && w.token == token;
+                    }))
+                    poller.MarkStale();
+            }
+        }
+        tls_catcher = &catcher;
+        for (InlineWait &wait : waits) {
+            if (wait.fd < 0)
+                continue;
+            bool readable = false;
+            if (use_epoll) {
+                for (int i = 0; i < ready && !readable; ++i)
+                    readable = events[i].data.u64 == wait.token;
+            } else {
+                readable = fds[wait.slot].revents != 0;
+            }
+            if (readable)
+                wait.connection->DriveInbound(/*try_only=*/false);
+        }
+        tls_catcher = nullptr;
+        if (catcher.caught != nullptr) {
+            *fired = catcher.caught;
+            break;
+        }
+        if (fired_.Pop(fired) == 0)
+            break;
+    }
+    for (InlineWait &wait : waits)
+        wait.connection->EndInlineWait(&wait.muted);
+    // Drops the references here, not at the next wait.
+    waits.clear();
+    return result;
 }
 
 void CompletionChannel::AckEvents(provider::CompletionQueue *cq, unsigned int count) {
@@ -35,7 +240,24 @@ void CompletionChannel::AckEvents(provider::CompletionQueue *cq, unsigned int co
 }
 
 void CompletionChannel::Fire(CompletionQueue *cq) {
+    Catcher *catcher = tls_catcher;
+    if (catcher != nullptr && catcher->channel == this && catcher->caught == nullptr) {
+        catcher->caught = cq;
+        return;
+    }
     fired_.Push(cq);
+}
+
+void CompletionChannel::AddQueue(CompletionQueue *cq) {
+    std::lock_guard lock(queues_mu_);
+    queues_.push_back(cq);
+    feeders_generation.fetch_add(1);
+}
+
+void CompletionChannel::RemoveQueue(CompletionQueue *cq) {
+    std::lock_guard lock(queues_mu_);
+    std::erase(queues_, cq);
+    feeders_generation.fetch_add(1);
 }
 
 }  // namespace rpma::provider::tcp

@@ -2,10 +2,31 @@
 // added and the CQ is queued; GetEvent takes one of each. Because the fd is
 // blocking unless the application sets O_NONBLOCK on it, GetEvent behaves
 // like ibv_get_cq_event in both modes.
+//
+// Inline progress. A blocking GetEvent does not sleep until the progress
+// thread hands it a completion: it drives the inbound side of the
+// connections whose queue pairs feed this channel's CQs itself. It polls the
+// channel's eventfd together with those sockets and, when a socket is
+// readable, runs the same inbound processing the progress thread would run
+// (under the connection's lock), so the completion is produced in the thread
+// that waits for it: no thread hand-off, no eventfd round trip (a CQ firing
+// in the waiting thread is handed over directly). While it waits on a
+// connection, the connection's socket is muted (EPOLLIN off) in the progress
+// engine, so only one thread wakes up; mutes are counted per connection and
+// lifted when the wait ends, and level-triggered epoll then picks up whatever
+// is left. The waiting thread keeps an epoll set of its own over the
+// channel's eventfd and those sockets, so a wait registers nothing anew.
+// Everything else - EPOLLOUT, timers, connections nobody waits on,
+// one-sided requests while the application is elsewhere - stays with the
+// progress thread.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_COMPLETION_CHANNEL_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_COMPLETION_CHANNEL_H
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "rpma_core/src/provider/provider.h"
 #include "rpma_core/src/provider/tcp/tcp_signaling_queue.h"
@@ -24,8 +45,20 @@ class CompletionChannel final : public provider::CompletionChannel {
 
     void Fire(CompletionQueue *cq);
 
+    // The CQs created on this channel (their constructor and destructor).
+    void AddQueue(CompletionQueue *cq);
+    void RemoveQueue(CompletionQueue *cq);
+
   private:
-    SignalingQueue<CompletionQueue *> fired_{/*nonblocking=*/false};
+    // Blocks until an event, driving the feeding connections meanwhile.
+    int WaitInline(CompletionQueue **fired);
+
+    SignalingQueue<CompletionQueue *> fired_;
+    // Tells this channel from one created later at the same address.
+    const uint64_t id_ = next_id_.fetch_add(1);
+    static inline std::atomic<uint64_t> next_id_{1};
+    std::mutex queues_mu_;
+    std::vector<CompletionQueue *> queues_;
 };
 
 }  // namespace rpma::provider::tcp

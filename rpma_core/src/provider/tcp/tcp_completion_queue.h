@@ -1,14 +1,21 @@
 // ibv_cq: a bounded ring of work completions. Completions are pushed by the
-// progress thread and by posting threads (immediate local errors) and polled
-// by the application.
+// progress thread, by application threads driving progress inline (see
+// tcp_completion_channel.h) and by posting threads (immediate local errors),
+// and polled by the application.
 //
 // Notification follows ibverbs: RequestNotify arms the CQ, and the next
 // completion pushed afterwards fires the channel once. Completions already
 // queued when arming do not fire it; callers poll after arming, as with verbs.
+//
+// Inline progress on Poll: a poll that finds the ring empty reads the sockets
+// of the connections feeding this CQ itself, without blocking (a try-lock
+// and a non-blocking read), so a busy-polling application completes its
+// work in its own thread instead of waiting for the progress thread's turn.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_COMPLETION_QUEUE_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_COMPLETION_QUEUE_H
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -17,6 +24,11 @@
 namespace rpma::provider::tcp {
 
 class CompletionChannel;
+class Connection;
+
+// Bumped by every change of which connections feed which CQs of which
+// channel, so waiters may cache that (per thread) between changes.
+inline std::atomic<uint64_t> feeders_generation{1};
 
 class CompletionQueue final : public provider::CompletionQueue {
   public:
@@ -40,16 +52,44 @@ class CompletionQueue final : public provider::CompletionQueue {
         events_acked_.fetch_add(count, std::memory_order_relaxed);
     }
 
+    // The connections whose queue pair completes into this CQ (send or
+    // receive side), for inline progress. Called by the connection under
+    // its lock (lock order: connection -> CQ).
+    void AddFeeder(const std::shared_ptr<Connection> &connection);
+    void RemoveFeeder(const Connection *connection);
+    // Appends the feeders not yet in *out.
+    void CollectFeeders(std::vector<std::weak_ptr<Connection>> *out) const;
+
   private:
+    struct Feeder {
+        const Connection *key;
+        std::weak_ptr<Connection> connection;
+    };
+
+    int PollRing(int num_entries, ibv_wc *wc);
+    // After a busy poll: fires the channel if a completion that deferred
+    // firing is still in the ring.
+    void FireIfLeftBehind();
+
     CompletionChannel *const channel_;
     mutable std::mutex mu_;
     std::vector<ibv_wc> ring_;
     size_t head_ = 0;
     size_t count_ = 0;
-    bool armed_ = false;
+    // count_, readable without the lock: an empty poll takes no lock.
+    std::atomic<size_t> ready_{0};
+    // Set by RequestNotify without the lock; taken under it by Push.
+    std::atomic<bool> armed_{false};
+    // A completion pushed by this CQ's own busy poll did not fire the armed
+    // channel (the poll returns it); if the poll leaves any in the ring, it
+    // fires then.
+    bool fire_deferred_ = false;
     bool overrun_ = false;
     std::atomic<uint64_t> events_delivered_{0};
     std::atomic<uint64_t> events_acked_{0};
+
+    mutable std::mutex feeders_mu_;
+    std::vector<Feeder> feeders_;
 };
 
 }  // namespace rpma::provider::tcp

@@ -29,6 +29,15 @@ constexpr int kClosingLingerMs = 1000;
 // Bytes read from one connection per wake-up, so one busy peer cannot starve
 // the others (the socket stays readable and epoll brings us back).
 constexpr size_t kReadBudgetBytes = size_t{4} << 20;
+// Inbound bytes go through a per-connection stage: one recv takes a header
+// with a small payload, or several messages, at once.
+constexpr size_t kStageSize = size_t{16} << 10;
+// What is left of a payload at least this long is read straight into its
+// destination (with the stage behind it for what follows).
+constexpr size_t kDirectPayloadBytes = size_t{8} << 10;
+// Small unsignaled requests posted in the linger after an inline wait are
+// held for the next doorbell while the queue stays below this.
+constexpr size_t kDoorbellBatchBytes = size_t{64} << 10;
 // Largest IBV_SEND_INLINE payload (the QP's max_inline_data).
 constexpr uint32_t kMaxInlineData = 64;
 
@@ -46,18 +55,22 @@ bool IsNakStatus(uint32_t status) {
 
 // Makes the segment durable. Earlier writes are already in the page cache
 // (requests are applied in order); msync of the page-aligned range writes
-// file-backed pages back and is a no-op for anonymous memory. 0, EFAULT when
-// the region was deregistered, or msync's errno.
+// shared file-backed pages back. Private memory (anonymous, MAP_PRIVATE) has
+// nothing to write back, and its msync is a no-op costing a syscall per
+// flush, so it is skipped (Region::NeedsWriteBack). 0, EFAULT when the region
+// was deregistered, or msync's errno.
 int Persist(const MemorySegment &segment) {
     if (segment.length == 0)
         return 0;
-    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const auto addr = reinterpret_cast<uintptr_t>(segment.addr);
-    const uintptr_t begin = addr & ~(page - 1);
-    const uintptr_t end = (addr + segment.length + page - 1) & ~(page - 1);
     RegionAccess access;
     if (!access.Enter(segment.region.get()))
         return EFAULT;
+    if (!segment.region->NeedsWriteBack())
+        return 0;
+    static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto addr = reinterpret_cast<uintptr_t>(segment.addr);
+    const uintptr_t begin = addr & ~(page - 1);
+    const uintptr_t end = (addr + segment.length + page - 1) & ~(page - 1);
     if (msync(reinterpret_cast<void *>(begin), end - begin, MS_SYNC) != 0)
         return errno;
     return 0;
@@ -201,9 +214,11 @@ bool Connection::ReadingEnabled() const {
 uint32_t Connection::WantedEvents() const {
     // RDHUP stays on while reading is paused so a vanished peer is noticed.
     uint32_t events = EPOLLRDHUP;
-    if (ReadingEnabled())
+    if (ReadingEnabled() && inline_waiters_ == 0 && !mute_lease_)
         events |= EPOLLIN;
-    if (state_ == State::kConnecting || !out_.Empty())
+    // Messages waiting for their doorbell are not the progress thread's to
+    // send (yet); EPOLLOUT is for a queue the socket did not take.
+    if (state_ == State::kConnecting || (!out_.Empty() && !doorbell_pending_))
         events |= EPOLLOUT;
     return events;
 }
@@ -217,6 +232,7 @@ void Connection::UpdateInterest() {
 }
 
 void Connection::FlushOutbound() {
+    doorbell_pending_ = false;
     if (!socket_.Valid() || state_ == State::kConnecting || out_.Empty())
         return;
     const OutboundQueue::FlushResult result = out_.Flush(socket_.Get());
@@ -238,13 +254,27 @@ void Connection::FlushOutbound() {
     }
 }
 
-void Connection::AfterProgress() {
-    if (!socket_.Valid())
-        return;
-    if (IsLive() && !write_shut_down_ && applied_sequence_ > acknowledged_sequence_) {
+void Connection::PushPendingAck() {
+    ack_requested_ = false;
+    if (applied_sequence_ > acknowledged_sequence_) {
         out_.PushAck(applied_sequence_);
         acknowledged_sequence_ = applied_sequence_;
     }
+}
+
+void Connection::AfterProgress() {
+    if (!socket_.Valid())
+        return;
+    // Staged bytes wait for reading to be enabled again (after a handshake
+    // step); nothing else would bring them back.
+    if (stage_begin_ < stage_end_ && ReadingEnabled())
+        ReadInbound();
+    if (!socket_.Valid())
+        return;
+    // An acknowledgement goes out when the peer asked for one, or rides
+    // along with whatever else is about to be sent (one sendmsg).
+    if (IsLive() && !write_shut_down_ && (ack_requested_ || !out_.Empty()))
+        PushPendingAck();
     FlushOutbound();
     if (!socket_.Valid())
         return;
@@ -288,6 +318,92 @@ void Connection::OnEvents(int fd, uint32_t events) {
         OnPeerGone(0);
     }
     AfterProgress();
+}
+
+int Connection::PrepareInlineWait(bool *muted, uint64_t *token, InlineWatcher *watcher) {
+    std::lock_guard lock(mu_);
+    RingDoorbell();
+    const bool readable = socket_.Valid() && ReadingEnabled();
+    *token = socket_token_;
+    if (readable && watcher != nullptr && !watcher->Watching(socket_token_))
+        watcher->Watch(socket_.Get(), socket_token_);
+    if (readable != *muted) {
+        inline_waiters_ += readable ? 1 : -1;
+        *muted = readable;
+        UpdateInterest();
+    }
+    return readable ? socket_.Get() : -1;
+}
+
+void Connection::RewatchInline(bool muted, InlineWatcher *watcher) {
+    std::lock_guard lock(mu_);
+    if (muted && socket_.Valid() && ReadingEnabled() && !watcher->Watching(socket_token_))
+        watcher->Watch(socket_.Get(), socket_token_);
+}
+
+void Connection::EndInlineWait(bool *muted) {
+    if (!*muted)
+        return;
+    std::lock_guard lock(mu_);
+    --inline_waiters_;
+    *muted = false;
+    if (inline_waiters_ == 0) {
+        const int linger_us = deps_.inline_linger_us->load(std::memory_order_relaxed);
+        mute_lease_ = linger_us > 0 && socket_.Valid() && ReadingEnabled();
+        if (mute_lease_) {
+            lease_until_ = ProgressEngine::Clock::now() + std::chrono::microseconds(linger_us);
+            ScheduleDeadline(lease_until_);
+        }
+    }
+    UpdateInterest();
+}
+
+void Connection::ScheduleDeadline(ProgressEngine::Clock::time_point at) {
+    if (deadline_scheduled_ && deadline_at_ <= at)
+        return;  // OnDeadline runs first and schedules what is left
+    deadline_scheduled_ = true;
+    deadline_at_ = at;
+    deps_.engine->ScheduleDeadline(at, weak_from_this());
+}
+
+void Connection::OnDeadline() {
+    std::lock_guard lock(mu_);
+    const ProgressEngine::Clock::time_point now = ProgressEngine::Clock::now();
+    if (deadline_scheduled_ && deadline_at_ <= now)
+        deadline_scheduled_ = false;
+    if (doorbell_pending_ && doorbell_by_ <= now)
+        RingDoorbell();
+    if (Lingering() && lease_until_ <= now) {
+        // Nobody came back: the progress thread serves the socket again
+        // (level-triggered, so whatever arrived meanwhile is picked up).
+        mute_lease_ = false;
+    }
+    if (doorbell_pending_)
+        ScheduleDeadline(doorbell_by_);
+    if (Lingering())
+        ScheduleDeadline(lease_until_);
+    UpdateInterest();
+}
+
+void Connection::RingDoorbell() {
+    if (doorbell_pending_)
+        AfterProgress();  // piggybacks a pending ACK, sends, updates the interest
+}
+
+bool Connection::DriveInbound(bool try_only) {
+    std::unique_lock lock(mu_, std::defer_lock);
+    if (try_only) {
+        if (!lock.try_lock())
+            return false;
+    } else {
+        lock.lock();
+    }
+    RingDoorbell();
+    if (!socket_.Valid() || !ReadingEnabled())
+        return false;
+    ReadInbound();
+    AfterProgress();
+    return true;
 }
 
 void Connection::OnTimer() {
@@ -351,11 +467,15 @@ int Connection::BindQp(const QueuePairBinding &binding) {
     qp_ = binding;
     has_qp_ = true;
     sq_.Attach(binding.sq_size, binding.qp_num, binding.send_cq);
+    if (binding.send_cq != nullptr)
+        binding.send_cq->AddFeeder(shared_from_this());
+    if (binding.recv_cq != nullptr && binding.recv_cq != binding.send_cq)
+        binding.recv_cq->AddFeeder(shared_from_this());
     if (binding.srq != nullptr) {
         rq_ = binding.srq;
     } else {
         private_rq_ = std::make_unique<ReceiveQueue>(*deps_.memory, *deps_.engine, binding.pd_id,
-                                                     binding.rq_size);
+                                                     binding.rq_size, /*shared=*/false);
         rq_ = private_rq_.get();
     }
     return 0;
@@ -386,6 +506,10 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
     rq_ = nullptr;
     private_rq_.reset();
     has_qp_ = false;
+    if (qp_.send_cq != nullptr)
+        qp_.send_cq->RemoveFeeder(this);
+    if (qp_.recv_cq != nullptr && qp_.recv_cq != qp_.send_cq)
+        qp_.recv_cq->RemoveFeeder(this);
     qp_.handle = nullptr;
     qp_.send_cq = nullptr;
     qp_.recv_cq = nullptr;
@@ -536,10 +660,7 @@ int Connection::Disconnect() {
     std::lock_guard lock(mu_);
     switch (state_) {
         case State::kEstablished: {
-            if (applied_sequence_ > acknowledged_sequence_) {
-                out_.PushAck(applied_sequence_);
-                acknowledged_sequence_ = applied_sequence_;
-            }
+            PushPendingAck();
             OutboundMessage goodbye;
             goodbye.header.opcode = wire::Opcode::kDisconnect;
             out_.Push(std::move(goodbye));
@@ -655,29 +776,21 @@ void Connection::OnAccept() {
 
 void Connection::ReadInbound() {
     size_t budget = kReadBudgetBytes;
-    while (ReadingEnabled() && budget > 0) {
-        if (in_.phase == Inbound::Phase::kPayload) {
-            if (!ReadPayload(&budget))
-                return;
+    // A read that came back short emptied the socket: another would only
+    // say EAGAIN, and whoever watches the socket hears of the next bytes.
+    bool drained = false;
+    while (ReadingEnabled()) {
+        if (stage_begin_ < stage_end_) {
+            ConsumeStaged();
             continue;
         }
-        const ssize_t got = recv(socket_.Get(), in_.header_bytes + in_.header_received,
-                                 wire::kHeaderSize - in_.header_received, MSG_DONTWAIT);
-        if (!ConsumeReadResult(got))
+        stage_begin_ = stage_end_ = 0;
+        if (drained || budget == 0)
             return;
-        in_.header_received += static_cast<size_t>(got);
-        budget -= std::min(budget, static_cast<size_t>(got));
-        if (in_.header_received < wire::kHeaderSize)
-            continue;
-        in_.header_received = 0;
-        wire::Header header;
-        const wire::ParseError error = wire::ParseHeader(in_.header_bytes, &header);
-        if (error != wire::ParseError::kNone) {
-            ProtocolError(wire::ParseErrorString(error));
+        const bool direct = in_.phase == Inbound::Phase::kPayload &&
+                            in_.payload_length - in_.payload_received >= kDirectPayloadBytes;
+        if (!(direct ? ReadPayloadDirect(&budget, &drained) : FillStage(&budget, &drained)))
             return;
-        }
-        in_.header = header;
-        OnHeader();
     }
 }
 
@@ -694,16 +807,95 @@ bool Connection::ConsumeReadResult(ssize_t result) {
     return false;
 }
 
-ssize_t Connection::ReceivePayloadBytes(bool *revoked) {
+bool Connection::FillStage(size_t *budget, bool *drained) {
+    if (stage_ == nullptr)
+        stage_ = std::make_unique<uint8_t[]>(kStageSize);
+    const ssize_t got = recv(socket_.Get(), stage_.get(), kStageSize, MSG_DONTWAIT);
+    if (!ConsumeReadResult(got))
+        return false;
+    stage_end_ = static_cast<size_t>(got);
+    *budget -= std::min(*budget, stage_end_);
+    *drained = stage_end_ < kStageSize;
+    return true;
+}
+
+void Connection::ConsumeStaged() {
+    const uint8_t *data = stage_.get() + stage_begin_;
+    const size_t available = stage_end_ - stage_begin_;
+    if (in_.phase == Inbound::Phase::kPayload) {
+        const size_t length = std::min(available, in_.payload_length - in_.payload_received);
+        if (!CopyPayload(data, length))
+            return;
+        stage_begin_ += length;
+        in_.payload_received += length;
+        if (in_.payload_received == in_.payload_length) {
+            in_.phase = Inbound::Phase::kHeader;
+            OnPayloadComplete();
+        }
+        return;
+    }
+    const size_t length = std::min(available, wire::kHeaderSize - in_.header_received);
+    memcpy(in_.header_bytes + in_.header_received, data, length);
+    stage_begin_ += length;
+    in_.header_received += length;
+    if (in_.header_received < wire::kHeaderSize)
+        return;
+    in_.header_received = 0;
+    wire::Header header;
+    const wire::ParseError error = wire::ParseHeader(in_.header_bytes, &header);
+    if (error != wire::ParseError::kNone)
+        return ProtocolError(wire::ParseErrorString(error));
+    in_.header = header;
+    OnHeader();
+}
+
+bool Connection::CopyPayload(const uint8_t *data, size_t length) {
+    size_t skip = in_.payload_received;
+    if (in_.destination.empty()) {
+        memcpy(in_.small.data() + skip, data, length);
+        return true;
+    }
+    // Scoped to the copy, as for a syscall (see ReceivePayloadDirect).
+    RegionAccess access;
+    for (const MemorySegment &segment : in_.destination) {
+        if (length == 0)
+            break;
+        if (skip >= segment.length) {
+            skip -= segment.length;
+            continue;
+        }
+        if (!access.Enter(segment.region.get())) {
+            OnPayloadRevoked();
+            return false;
+        }
+        const size_t part = std::min(segment.length - skip, length);
+        memcpy(segment.addr + skip, data, part);
+        data += part;
+        length -= part;
+        skip = 0;
+    }
+    return true;
+}
+
+void Connection::OnPayloadRevoked() {
+    if (wire::IsRequest(in_.header.opcode)) {
+        RejectRequest(IBV_WC_REM_ACCESS_ERR, "the target memory region was deregistered");
+    } else {
+        RPMA_LOG_ERROR(
+            "the destination of a READ was deregistered while the READ was in "
+            "flight");
+        Fail(IBV_WC_LOC_PROT_ERR, /*send_nothing=*/true);
+    }
+}
+
+ssize_t Connection::ReceivePayloadDirect(bool *revoked) {
+    // The payload's destination, then room in the stage for the next header
+    // only: a large payload is usually followed by another, whose bytes
+    // should go straight to their destination too, not through the stage.
     iovec iov[kMaxSge + 1];
     int count = 0;
     size_t skip = in_.payload_received;
     size_t wanted = in_.payload_length - in_.payload_received;
-    if (in_.destination.empty()) {
-        iov[0].iov_base = in_.small.data() + skip;
-        iov[0].iov_len = wanted;
-        return readv(socket_.Get(), iov, 1);
-    }
     // Scoped to the syscall: completing the payload may drop the last
     // reference to a region, which must not be entered any more by then.
     RegionAccess access;
@@ -725,27 +917,31 @@ ssize_t Connection::ReceivePayloadBytes(bool *revoked) {
         wanted -= length;
         skip = 0;
     }
+    if (stage_ == nullptr)
+        stage_ = std::make_unique<uint8_t[]>(kStageSize);
+    iov[count].iov_base = stage_.get();
+    iov[count].iov_len = wire::kHeaderSize;
+    ++count;
     return readv(socket_.Get(), iov, count);
 }
 
-bool Connection::ReadPayload(size_t *budget) {
+bool Connection::ReadPayloadDirect(size_t *budget, bool *drained) {
+    const size_t remaining = in_.payload_length - in_.payload_received;
     bool revoked = false;
-    const ssize_t got = ReceivePayloadBytes(&revoked);
+    const ssize_t got = ReceivePayloadDirect(&revoked);
     if (revoked) {
-        if (wire::IsRequest(in_.header.opcode)) {
-            RejectRequest(IBV_WC_REM_ACCESS_ERR, "the target memory region was deregistered");
-        } else {
-            RPMA_LOG_ERROR(
-                "the destination of a READ was deregistered while the READ was in "
-                "flight");
-            Fail(IBV_WC_LOC_PROT_ERR, /*send_nothing=*/true);
-        }
+        OnPayloadRevoked();
         return false;
     }
     if (!ConsumeReadResult(got))
         return false;
-    in_.payload_received += static_cast<size_t>(got);
-    *budget -= std::min(*budget, static_cast<size_t>(got));
+    const auto total = static_cast<size_t>(got);
+    const size_t to_payload = std::min(total, remaining);
+    in_.payload_received += to_payload;
+    stage_begin_ = 0;
+    stage_end_ = total - to_payload;
+    *budget -= std::min(*budget, total);
+    *drained = total < remaining + wire::kHeaderSize;
     if (in_.payload_received == in_.payload_length) {
         in_.phase = Inbound::Phase::kHeader;
         OnPayloadComplete();
@@ -754,6 +950,8 @@ bool Connection::ReadPayload(size_t *budget) {
 }
 
 void Connection::BeginPayload(size_t length) {
+    if (in_.destination.empty() && length > in_.small.size())
+        return ProtocolError("payload without a destination");
     in_.payload_length = length;
     in_.payload_received = 0;
     if (length == 0) {
@@ -813,7 +1011,8 @@ void Connection::OnRequestHeader() {
         case wire::Opcode::kWrite:
         case wire::Opcode::kWriteWithImm:
             check = deps_.memory->ResolveRemote(header.rkey, header.remote_addr, header.length,
-                                                qp_.pd_id, IBV_ACCESS_REMOTE_WRITE, &segment);
+                                                qp_.pd_id, IBV_ACCESS_REMOTE_WRITE, &segment,
+                                                &remote_regions_);
             if (check != RemoteCheck::kOk)
                 return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
             if (header.opcode == wire::Opcode::kWriteWithImm && !AcquireReceive())
@@ -823,7 +1022,8 @@ void Connection::OnRequestHeader() {
             return BeginPayload(header.length);
         case wire::Opcode::kReadRequest: {
             check = deps_.memory->ResolveRemote(header.rkey, header.remote_addr, header.length,
-                                                qp_.pd_id, IBV_ACCESS_REMOTE_READ, &segment);
+                                                qp_.pd_id, IBV_ACCESS_REMOTE_READ, &segment,
+                                                &remote_regions_);
             if (check != RemoteCheck::kOk)
                 return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
             // An honest peer cannot have more READs outstanding than its send
@@ -841,7 +1041,8 @@ void Connection::OnRequestHeader() {
         }
         case wire::Opcode::kAtomicWrite:
             check = deps_.memory->ResolveRemote(header.rkey, header.remote_addr, header.length,
-                                                qp_.pd_id, IBV_ACCESS_REMOTE_WRITE, &segment);
+                                                qp_.pd_id, IBV_ACCESS_REMOTE_WRITE, &segment,
+                                                &remote_regions_);
             if (check != RemoteCheck::kOk)
                 return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
             if (header.remote_addr % wire::kAtomicWriteSize != 0)
@@ -851,10 +1052,11 @@ void Connection::OnRequestHeader() {
             return BeginPayload(header.length);
         case wire::Opcode::kFlush: {
             check = deps_.memory->ResolveRemote(header.rkey, header.remote_addr, header.length,
-                                                qp_.pd_id, IBV_ACCESS_REMOTE_READ, &segment);
+                                                qp_.pd_id, IBV_ACCESS_REMOTE_READ, &segment,
+                                                &remote_regions_);
             if (check != RemoteCheck::kOk)
                 return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
-            if (header.flags == wire::kFlushPersistent) {
+            if ((header.flags & ~wire::kAckRequested) == wire::kFlushPersistent) {
                 if (const int err = Persist(segment); err != 0) {
                     if (err == EFAULT)
                         return RejectRequest(IBV_WC_REM_ACCESS_ERR,
@@ -897,7 +1099,7 @@ bool Connection::AcquireReceive() {
         RejectRequest(IBV_WC_REM_OP_ERR, "the queue pair is gone");
         return false;
     }
-    if (rq_->PopOrWait(&in_.receive, weak_from_this())) {
+    if (rq_->PopOrWait(&in_.receive, *this)) {
         in_.has_receive = true;
         DisarmTimer(TimerPurpose::kReceiverNotReady);
         return true;
@@ -967,6 +1169,8 @@ void Connection::OnPayloadComplete() {
 
 void Connection::CompleteRequest() {
     applied_sequence_ = in_.header.sequence;
+    if (in_.header.flags & wire::kAckRequested)
+        ack_requested_ = true;
     ++expected_sequence_;
     in_.destination.clear();
 }
@@ -1025,10 +1229,7 @@ void Connection::OnDisconnectMessage() {
     if (!IsLive() || received_disconnect_)
         return ProtocolError("unexpected DISCONNECT");
     received_disconnect_ = true;
-    if (applied_sequence_ > acknowledged_sequence_) {
-        out_.PushAck(applied_sequence_);
-        acknowledged_sequence_ = applied_sequence_;
-    }
+    PushPendingAck();
     if (!sent_disconnect_) {
         OutboundMessage goodbye;
         goodbye.header.opcode = wire::Opcode::kDisconnect;
@@ -1137,7 +1338,7 @@ int Connection::PostSend(const ibv_send_wr &wr) {
         }
         MemorySegment segment;
         const int access = pending.is_read ? IBV_ACCESS_LOCAL_WRITE : 0;
-        if (!deps_.memory->ResolveLocal(sge, qp_.pd_id, access, &segment)) {
+        if (!deps_.memory->ResolveLocal(sge, qp_.pd_id, access, &segment, &local_regions_)) {
             RPMA_LOG_ERROR(
                 "local buffer %#llx+%u is not inside a memory region with lkey %#x%s; "
                 "the work request completes with IBV_WC_LOC_PROT_ERR",
@@ -1216,15 +1417,49 @@ int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char 
     return PostRequest(std::move(pending), std::move(message));
 }
 
-int Connection::PostRequest(PendingWr wr, OutboundMessage message) {
+int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
+    // Ask for an immediate acknowledgement when the application will see a
+    // completion, or when half the send queue would otherwise wait for one;
+    // a READ's response answers for everything before it.
+    const bool request_ack =
+        wr.signaled || ++unrequested_acks_ >= std::max<uint32_t>(1, qp_.sq_size / 2);
+    if (request_ack || wr.is_read)
+        unrequested_acks_ = 0;
+    if (request_ack && !wr.is_read)
+        message.header.flags |= wire::kAckRequested;
+    const bool may_wait_for_doorbell =
+        !request_ack && !wr.is_read && wr.local_error == IBV_WC_SUCCESS;
     const uint64_t sequence = sq_.Push(std::move(wr));
     if (sequence != 0) {
         message.header.sequence = sequence;
         out_.Push(std::move(message));
     }
     FailOnFrontLocalError();
+    if (may_wait_for_doorbell && sequence != 0 && WaitForDoorbell())
+        return 0;
     AfterProgress();
     return 0;
+}
+
+bool Connection::WaitForDoorbell() {
+    // Only in the linger after an inline wait: the application drives this
+    // connection itself and its next post, wait or poll sends this along
+    // (one sendmsg, e.g. a WRITE with the FLUSH after it). The engine's
+    // deadline bounds the delay if it does not come back.
+    if (!Lingering() || !IsLive())
+        return false;
+    if (!doorbell_pending_ && out_.Size() > 1)
+        return false;  // the socket did not take the queue; EPOLLOUT is on it
+    if (out_.QueuedBytes() > kDoorbellBatchBytes)
+        return false;
+    if (!doorbell_pending_) {
+        doorbell_pending_ = true;
+        doorbell_by_ =
+            ProgressEngine::Clock::now() +
+            std::chrono::microseconds(deps_.inline_linger_us->load(std::memory_order_relaxed));
+        ScheduleDeadline(doorbell_by_);
+    }
+    return true;
 }
 
 void Connection::FailOnFrontLocalError() {
@@ -1254,7 +1489,7 @@ int Connection::PostRecv(const ibv_recv_wr &wr) {
         SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
         return 0;
     }
-    return rq_->Post(wr);
+    return rq_->Post(wr, &local_regions_);  // a private receive queue
 }
 
 // ---------------------------------------------------------------------------
@@ -1273,10 +1508,7 @@ void Connection::RejectRequest(ibv_wc_status status, const char *why) {
         wire::OpcodeName(in_.header.opcode), static_cast<unsigned long long>(in_.header.sequence),
         peer_.c_str(), in_.header.rkey, static_cast<unsigned long long>(in_.header.remote_addr),
         in_.header.length, why);
-    if (applied_sequence_ > acknowledged_sequence_) {
-        out_.PushAck(applied_sequence_);
-        acknowledged_sequence_ = applied_sequence_;
-    }
+    PushPendingAck();
     OutboundMessage nak;
     nak.header.opcode = wire::Opcode::kNak;
     nak.header.sequence = in_.header.sequence;
@@ -1375,6 +1607,7 @@ void Connection::FlushReceives() {
 
 void Connection::BeginClosing() {
     state_ = State::kClosing;
+    stage_begin_ = stage_end_ = 0;
     in_.phase = Inbound::Phase::kHeader;
     in_.destination.clear();
     in_.atomic_target = {};
@@ -1388,6 +1621,7 @@ void Connection::CloseNow() {
         timer_.Reset();
     }
     timer_purpose_ = TimerPurpose::kNone;
+    stage_begin_ = stage_end_ = 0;
     in_.destination.clear();
     in_.atomic_target = {};
     state_ = State::kClosed;

@@ -6,11 +6,30 @@
 // executes the peer's requests on registered memory, in order, on the
 // progress thread, without the application's help.
 //
-// Locking: one mutex per connection guards all of its state. It is taken by
-// the progress thread (socket and timer events, resumes) and by application
-// threads (posting, Connect/Accept/Disconnect). Socket I/O under the lock is
-// always non-blocking. Lock order: connection -> CQ -> channel, connection ->
-// receive queue, connection -> progress engine; never the reverse.
+// Inline progress: an application thread waiting for completions of this
+// connection (blocking GetEvent, or Poll of an empty CQ) reads the socket
+// itself and runs the very same inbound processing (DriveInbound), so the
+// completion is made in the thread that wants it. While a thread waits
+// inline, EPOLLIN is muted in the progress engine; after the last waiter
+// leaves, the mute lingers (Device::SetInlineLinger) so that the reply to
+// what the application posts next does not wake the progress thread, and
+// small unsignaled requests posted meanwhile wait for the next post or wait
+// to share its sendmsg (the doorbell). Past the linger the progress thread
+// serves the socket again.
+//
+// Acknowledgements: the target acknowledges requests that ask for it
+// (wire::kAckRequested: signaled WRs, or every half send queue) at once,
+// and otherwise lets the cumulative ACK ride along with its next message.
+// Inbound bytes are read through a stage (one recv for a header and a small
+// payload, or several messages); large payloads go straight to memory.
+//
+// Locking: one mutex per connection guards all of its state (a private
+// receive queue included). It is taken by the progress thread (socket and
+// timer events, resumes, deadlines) and by application threads (posting,
+// Connect/Accept/Disconnect, and inbound processing when they drive progress
+// inline). Socket I/O under the lock is always non-blocking. Lock order:
+// connection -> CQ (ring, feeders) -> channel, connection -> shared receive
+// queue, connection -> progress engine; never the reverse.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 
@@ -40,6 +59,15 @@ namespace rpma::provider::tcp {
 class CompletionQueue;
 class RequestQueue;
 
+// A waiting thread's set of watched sockets (tcp_completion_channel.cc).
+// Watch is called under the connection's lock, where the socket is open.
+class InlineWatcher {
+  public:
+    virtual ~InlineWatcher() = default;
+    virtual bool Watching(uint64_t token) const = 0;
+    virtual void Watch(int fd, uint64_t token) = 0;
+};
+
 // What every connection shares with the device.
 struct ConnectionDeps {
     ProgressEngine *engine;
@@ -50,6 +78,8 @@ struct ConnectionDeps {
     // How long an outgoing request that reached its peer waits for ACCEPT or
     // REJECT before kUnreachable.
     const std::atomic<int> *reply_timeout_ms;
+    // Device::SetInlineLinger.
+    const std::atomic<int> *inline_linger_us;
 };
 
 struct QueuePairBinding {
@@ -64,6 +94,7 @@ struct QueuePairBinding {
 };
 
 class Connection final : public EventHandler,
+                         public DeadlineHandler,
                          public ReceiveWaiter,
                          public std::enable_shared_from_this<Connection> {
   public:
@@ -101,7 +132,34 @@ class Connection final : public EventHandler,
                         uint64_t wr_id);
 
     void OnEvents(int fd, uint32_t events) override;
+    void OnDeadline() override;
     void ResumeReceiving() override;
+    std::weak_ptr<ReceiveWaiter> WeakWaiter() override { return weak_from_this(); }
+
+    // Inline progress (see tcp_completion_channel.h): an application thread
+    // waiting for this connection's completions reads its socket itself.
+    //
+    // Before each poll: sends what waits for a doorbell; when the socket can
+    // be read, mutes its EPOLLIN in the progress engine (once per waiter,
+    // counted across waiters) and returns it for the waiter to poll;
+    // otherwise lifts this waiter's mute and returns -1. *muted is the
+    // waiter's own state.
+    // *token names the socket (engine registration token, never reused);
+    // a readable socket `watcher` does not watch yet is handed to it.
+    int PrepareInlineWait(bool *muted, uint64_t *token, InlineWatcher *watcher);
+    // Hands the socket to `watcher` again (after it rebuilt its set) if
+    // this waiter still mutes it.
+    void RewatchInline(bool muted, InlineWatcher *watcher);
+    // Lifts this waiter's mute, if any. The last waiter leaves the mute in
+    // place for the inline linger (Device::SetInlineLinger): a wait within
+    // it takes the mute over without a syscall, otherwise the progress
+    // thread lifts it when the linger expires.
+    void EndInlineWait(bool *muted);
+    // Runs the inbound processing the progress thread runs for a readable
+    // socket, under the connection's lock, after sending what waits for a
+    // doorbell. With `try_only` it gives up when the lock is busy (never
+    // blocks: the reads are non-blocking anyway). True when it ran.
+    bool DriveInbound(bool try_only);
 
   private:
     enum class State {
@@ -126,7 +184,7 @@ class Connection final : public EventHandler,
         size_t header_received = 0;
         wire::Header header;
         // Payload destination: registered memory, or `small` when empty.
-        std::vector<MemorySegment> destination;
+        SegmentList destination;
         MemorySegment atomic_target;
         std::array<uint8_t, wire::kMaxHandshakePayload> small{};
         size_t payload_length = 0;
@@ -147,6 +205,13 @@ class Connection final : public EventHandler,
     bool ReadingEnabled() const;
     uint32_t WantedEvents() const;
     void UpdateInterest();
+    // Queues a cumulative ACK for what was applied and not yet acknowledged.
+    void PushPendingAck();
+    // Sends what posts left queued for the next doorbell.
+    void RingDoorbell();
+    // The linger after the last inline wait is running.
+    bool Lingering() const { return mute_lease_ && inline_waiters_ == 0; }
+    void ScheduleDeadline(ProgressEngine::Clock::time_point at);
     // Sends what the socket takes now; the rest goes out on EPOLLOUT.
     void FlushOutbound();
     // After any progress: pending ACK, flushing, half-close, interest.
@@ -157,14 +222,21 @@ class Connection final : public EventHandler,
     void FinishTcpConnect();
     void PushHandshake(wire::Opcode opcode, const void *private_data, size_t length);
 
-    // Reading.
+    // Reading: through the stage, or straight into a large payload's
+    // destination; *drained once a read came back short.
     void ReadInbound();
     // False when reading must stop (would block, EOF, error).
     bool ConsumeReadResult(ssize_t result);
-    bool ReadPayload(size_t *budget);
-    // readv into the payload's destination; *revoked when a region was
-    // deregistered under it.
-    ssize_t ReceivePayloadBytes(bool *revoked);
+    bool FillStage(size_t *budget, bool *drained);
+    // Feeds staged bytes to the current header or payload.
+    void ConsumeStaged();
+    // False when a region was deregistered (the connection then breaks).
+    bool CopyPayload(const uint8_t *data, size_t length);
+    void OnPayloadRevoked();
+    bool ReadPayloadDirect(size_t *budget, bool *drained);
+    // readv into the payload's destination and the stage; *revoked when a
+    // region was deregistered under it.
+    ssize_t ReceivePayloadDirect(bool *revoked);
     void BeginPayload(size_t length);
     void OnHeader();
     void OnPayloadComplete();
@@ -182,7 +254,9 @@ class Connection final : public EventHandler,
 
     // Posting.
     int CheckCanPost() const;
-    int PostRequest(PendingWr wr, OutboundMessage message);
+    int PostRequest(PendingWr &&wr, OutboundMessage &&message);
+    // True when the request just queued may wait for the next doorbell.
+    bool WaitForDoorbell();
     void FailOnFrontLocalError();
 
     // Ending.
@@ -209,6 +283,19 @@ class Connection final : public EventHandler,
     UniqueFd socket_;
     uint64_t socket_token_ = 0;
     uint32_t interest_ = 0;
+    // Application threads polling the socket inline: while any does, or the
+    // linger after the last one runs (mute_lease_ until lease_until_), the
+    // progress engine does not watch EPOLLIN.
+    int inline_waiters_ = 0;
+    bool mute_lease_ = false;
+    ProgressEngine::Clock::time_point lease_until_;
+    // Posted messages in out_ that no sendmsg was tried for yet: the next
+    // post, wait or poll sends them, at the latest doorbell_by_.
+    bool doorbell_pending_ = false;
+    ProgressEngine::Clock::time_point doorbell_by_;
+    // The earliest OnDeadline asked of the engine, if any.
+    bool deadline_scheduled_ = false;
+    ProgressEngine::Clock::time_point deadline_at_;
     bool write_shut_down_ = false;
     UniqueFd timer_;
     uint64_t timer_token_ = 0;
@@ -223,7 +310,7 @@ class Connection final : public EventHandler,
     bool request_failed_ = false;
     uint32_t peer_send_queue_depth_ = 0;
 
-    SignalingQueue<CmEvent> events_{/*nonblocking=*/true};
+    SignalingQueue<CmEvent> events_;
     bool final_event_sent_ = false;
     bool disconnected_event_sent_ = false;
     bool sent_disconnect_ = false;
@@ -238,7 +325,17 @@ class Connection final : public EventHandler,
     uint64_t expected_sequence_ = 1;
     uint64_t applied_sequence_ = 0;
     uint64_t acknowledged_sequence_ = 0;
+    // Target: an applied request asked for an acknowledgement.
+    bool ack_requested_ = false;
+    // Initiator: requests posted since the last one that asked for one.
+    uint32_t unrequested_acks_ = 0;
     Inbound in_;
+    RegionCache local_regions_;
+    RegionCache remote_regions_;
+    // Bytes read from the socket and not yet consumed: [begin, end).
+    std::unique_ptr<uint8_t[]> stage_;
+    size_t stage_begin_ = 0;
+    size_t stage_end_ = 0;
     OutboundQueue out_;
 };
 

@@ -1,6 +1,8 @@
 #include "rpma_core/src/provider/tcp/tcp_device.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -28,6 +30,15 @@ Device::Device() {
     context_.async_fd = -1;
     context_.num_comp_vectors = 1;
     pthread_mutex_init(&context_.mutex, nullptr);
+    if (const char *linger = getenv("RPMA_TCP_INLINE_LINGER_US"); linger != nullptr) {
+        char *end = nullptr;
+        const long us = strtol(linger, &end, 10);
+        if (end != linger && *end == '\0' && us >= 0 && us <= 10000000)
+            SetInlineLinger(std::chrono::microseconds(us));
+        else
+            RPMA_LOG_WARNING("ignoring RPMA_TCP_INLINE_LINGER_US=%s (microseconds, 0 to 10000000)",
+                             linger);
+    }
 }
 
 int Device::AllocPd(std::unique_ptr<provider::ProtectionDomain> *pd) {
@@ -84,6 +95,10 @@ void Device::SetReceiverNotReadyTimeout(std::chrono::milliseconds timeout) {
 
 void Device::SetAwaitingReplyTimeout(std::chrono::milliseconds timeout) {
     reply_timeout_ms_.store(static_cast<int>(timeout.count()));
+}
+
+void Device::SetInlineLinger(std::chrono::microseconds linger) {
+    inline_linger_us_.store(static_cast<int>(std::max<int64_t>(0, linger.count())));
 }
 
 Device &GetDevice() {

@@ -33,6 +33,12 @@ class Device final : public provider::Device {
     // address and route resolution); an unanswered request then waits for
     // the server application about as long as rdma_cm's retries would.
     static constexpr std::chrono::milliseconds kDefaultAwaitingReplyTimeout{20000};
+    // See SetInlineLinger. Off by default: while a mute lingers, one-sided
+    // work that arrives after the application stopped waiting is served up to
+    // the linger late, and a lingering mute was seen to outlive the deadline
+    // meant to lift it (disconnects then waited out their 2 s timeout). A
+    // latency-bound ping-pong loop may opt in (RPMA_TCP_INLINE_LINGER_US).
+    static constexpr std::chrono::microseconds kDefaultInlineLinger{0};
 
     Device();
     ~Device() override = default;
@@ -60,16 +66,43 @@ class Device final : public provider::Device {
     // server to accept or reject it before kUnreachable. Applies to
     // connections that reach their peer after the call.
     void SetAwaitingReplyTimeout(std::chrono::milliseconds timeout);
+    // Inline progress (tcp_completion_channel.h): how long after an
+    // application thread's inline wait on a connection ends the provider
+    // keeps expecting the next one. Meanwhile the socket stays muted in the
+    // progress engine (so a reply arriving between two waits does not wake
+    // the progress thread) and small unsignaled requests wait for the next
+    // post or wait to share its sendmsg. After it, the progress thread takes
+    // over again. Zero: unmute as each wait returns and never defer a send.
+    // While an application keeps waiting inline, the progress thread checks
+    // the linger about once per linger period on a timer; timer interrupts
+    // are not free (tens of microseconds in some VMs), hence milliseconds.
+    // The linger also bounds how late a small unsignaled request posted
+    // after an inline wait may go out if the application makes no further
+    // call, and how late one-sided requests are served if the application
+    // stops waiting inline.
+    // The environment variable RPMA_TCP_INLINE_LINGER_US sets the initial
+    // value (default kDefaultInlineLinger).
+    void SetInlineLinger(std::chrono::microseconds linger);
+    std::chrono::microseconds InlineLinger() const {
+        return std::chrono::microseconds(inline_linger_us_.load());
+    }
+
+    // The progress thread's engine; tests stall it (Post a blocking task) to
+    // show who makes progress.
+    ProgressEngine &Engine() { return engine_; }
 
   private:
     ibv_device device_{};
     ibv_context context_{};
     MemoryTable memory_;
     QpNumberAllocator qp_numbers_;
-    ConnectionDeps Deps() { return {&engine_, &memory_, &rnr_timeout_ms_, &reply_timeout_ms_}; }
+    ConnectionDeps Deps() {
+        return {&engine_, &memory_, &rnr_timeout_ms_, &reply_timeout_ms_, &inline_linger_us_};
+    }
 
     std::atomic<int> rnr_timeout_ms_{static_cast<int>(kDefaultReceiverNotReadyTimeout.count())};
     std::atomic<int> reply_timeout_ms_{static_cast<int>(kDefaultAwaitingReplyTimeout.count())};
+    std::atomic<int> inline_linger_us_{static_cast<int>(kDefaultInlineLinger.count())};
     std::atomic<uint64_t> next_pd_id_{1};
     // Declared last: destroyed first, so the progress thread stops before
     // anything it uses goes away.

@@ -1,6 +1,9 @@
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
 
 #include "rpma_core/src/log.h"
 
@@ -10,6 +13,34 @@ namespace {
 constexpr int kSupportedAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
                                  IBV_ACCESS_HUGETLB;
+
+// Whether [addr, addr + length) may hold pages a msync writes back: true
+// unless /proc/self/maps shows the whole range in private mappings (and
+// when in doubt).
+bool RangeNeedsWriteBack(uintptr_t addr, size_t length) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (maps == nullptr)
+        return true;
+    const uintptr_t end = addr + length;
+    uintptr_t covered = addr;  // [addr, covered) is known to be private
+    bool needs = false;
+    char *line = nullptr;
+    size_t capacity = 0;
+    while (!needs && covered < end && getline(&line, &capacity, maps) > 0) {
+        uintptr_t lo = 0, hi = 0;
+        char perms[5] = {};
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s", &lo, &hi, perms) != 3)
+            continue;
+        if (hi <= covered || lo >= end)
+            continue;
+        if (lo > covered || perms[3] != 'p')
+            needs = true;  // a hole, or a shared mapping
+        covered = hi;
+    }
+    free(line);
+    fclose(maps);
+    return needs || covered < end;
+}
 
 }  // namespace
 
@@ -104,13 +135,14 @@ int MemoryTable::Register(void *addr, size_t length, int access, uint64_t pd_id,
         return EINVAL;
     }
 
+    const bool needs_write_back = RangeNeedsWriteBack(reinterpret_cast<uintptr_t>(addr), length);
     std::lock_guard lock(mu_);
     uint32_t key;
     do {
         key = static_cast<uint32_t>(key_generator_());
     } while (key == 0 || regions_.count(key) != 0);
     auto entry = std::make_shared<Region>(static_cast<uint8_t *>(addr), length,
-                                          access & kSupportedAccess, key, pd_id);
+                                          access & kSupportedAccess, key, pd_id, needs_write_back);
     regions_.emplace(key, entry);
     *region = std::move(entry);
     return 0;
@@ -124,16 +156,29 @@ void MemoryTable::Deregister(const std::shared_ptr<Region> &region) {
     region->RevokeAndWait();
 }
 
-std::shared_ptr<Region> MemoryTable::Lookup(uint32_t key) const {
-    std::lock_guard lock(mu_);
-    auto it = regions_.find(key);
-    return it == regions_.end() ? nullptr : it->second;
+std::shared_ptr<Region> MemoryTable::Lookup(uint32_t key, RegionCache *cache) const {
+    // Deregistration revokes the region before it returns: a cached region
+    // that is not revoked is at most being deregistered right now, which is
+    // what a table lookup just before that would have found too.
+    if (cache != nullptr && cache->region != nullptr && cache->region->Key() == key &&
+        !cache->region->Revoked())
+        return cache->region;
+    std::shared_ptr<Region> region;
+    {
+        std::lock_guard lock(mu_);
+        auto it = regions_.find(key);
+        if (it != regions_.end())
+            region = it->second;
+    }
+    if (cache != nullptr && region != nullptr)
+        cache->region = region;
+    return region;
 }
 
 RemoteCheck MemoryTable::ResolveRemote(uint32_t rkey, uint64_t addr, uint64_t length,
-                                       uint64_t pd_id, int required_access,
-                                       MemorySegment *segment) const {
-    std::shared_ptr<Region> region = Lookup(rkey);
+                                       uint64_t pd_id, int required_access, MemorySegment *segment,
+                                       RegionCache *cache) const {
+    std::shared_ptr<Region> region = Lookup(rkey, cache);
     if (region == nullptr)
         return RemoteCheck::kUnknownKey;
     if (region->PdId() != pd_id)
@@ -149,8 +194,8 @@ RemoteCheck MemoryTable::ResolveRemote(uint32_t rkey, uint64_t addr, uint64_t le
 }
 
 bool MemoryTable::ResolveLocal(const ibv_sge &sge, uint64_t pd_id, int required_access,
-                               MemorySegment *segment) const {
-    std::shared_ptr<Region> region = Lookup(sge.lkey);
+                               MemorySegment *segment, RegionCache *cache) const {
+    std::shared_ptr<Region> region = Lookup(sge.lkey, cache);
     if (region == nullptr || region->PdId() != pd_id || !region->Contains(sge.addr, sge.length) ||
         (region->Access() & required_access) != required_access)
         return false;

@@ -20,18 +20,32 @@
 #include <random>
 #include <unordered_map>
 
+#include "rpma_core/src/provider/tcp/tcp_containers.h"
+
 namespace rpma::provider::tcp {
 
 class Region {
   public:
-    Region(uint8_t *addr, size_t length, int access, uint32_t key, uint64_t pd_id)
-        : addr_(addr), length_(length), access_(access), key_(key), pd_id_(pd_id) {}
+    Region(uint8_t *addr, size_t length, int access, uint32_t key, uint64_t pd_id,
+           bool needs_write_back = true)
+        : addr_(addr),
+          length_(length),
+          access_(access),
+          key_(key),
+          pd_id_(pd_id),
+          needs_write_back_(needs_write_back) {}
 
     uint8_t *Addr() const { return addr_; }
     size_t Length() const { return length_; }
     int Access() const { return access_; }
     uint32_t Key() const { return key_; }
+    bool Revoked() const { return revoked_.load(); }
     uint64_t PdId() const { return pd_id_; }
+    // False when every page was in a private mapping at registration
+    // (anonymous memory, MAP_PRIVATE files): msync has nothing to write back
+    // there, so a persistent flush skips it. Shared mappings (files, DAX,
+    // shared memory) are msync'ed.
+    bool NeedsWriteBack() const { return needs_write_back_; }
 
     // Overflow-safe: [addr, addr + length) lies inside the region.
     bool Contains(uint64_t addr, uint64_t length) const;
@@ -49,6 +63,7 @@ class Region {
     const int access_;
     const uint32_t key_;
     const uint64_t pd_id_;
+    const bool needs_write_back_;
     std::atomic<bool> revoked_{false};
     std::atomic<uint32_t> users_{0};
 };
@@ -59,6 +74,9 @@ struct MemorySegment {
     size_t length = 0;
     std::shared_ptr<Region> region;
 };
+
+// The pieces of one transfer; one inline covers the usual single sge.
+using SegmentList = SmallVector<MemorySegment, 2>;
 
 // Holds the regions of one syscall open against deregistration. It keeps
 // raw pointers: the caller keeps every entered region alive (through a
@@ -77,7 +95,7 @@ class RegionAccess {
     bool Enter(Region *region);
 
   private:
-    std::array<Region *, kMaxRegions> regions_{};
+    std::array<Region *, kMaxRegions> regions_;  // [0, count_) in use; no need to zero it
     size_t count_ = 0;
 };
 
@@ -89,6 +107,13 @@ enum class RemoteCheck {
     kAccessDenied,
 };
 const char *RemoteCheckString(RemoteCheck check);
+
+// The last region a connection resolved, to skip the table's lock and hash
+// for the next request that uses it (requests tend to hit the same one).
+// Owned and locked by its user.
+struct RegionCache {
+    std::shared_ptr<Region> region;
+};
 
 class MemoryTable {
   public:
@@ -104,14 +129,15 @@ class MemoryTable {
 
     // The target side of a remote operation.
     RemoteCheck ResolveRemote(uint32_t rkey, uint64_t addr, uint64_t length, uint64_t pd_id,
-                              int required_access, MemorySegment *segment) const;
+                              int required_access, MemorySegment *segment,
+                              RegionCache *cache = nullptr) const;
     // A local sge: its lkey must name a region of `pd_id` that contains it and
     // grants `required_access` (0 or IBV_ACCESS_LOCAL_WRITE).
     bool ResolveLocal(const ibv_sge &sge, uint64_t pd_id, int required_access,
-                      MemorySegment *segment) const;
+                      MemorySegment *segment, RegionCache *cache = nullptr) const;
 
   private:
-    std::shared_ptr<Region> Lookup(uint32_t key) const;
+    std::shared_ptr<Region> Lookup(uint32_t key, RegionCache *cache) const;
 
     mutable std::mutex mu_;
     std::unordered_map<uint32_t, std::shared_ptr<Region>> regions_;

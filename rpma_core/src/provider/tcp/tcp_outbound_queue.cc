@@ -39,7 +39,7 @@ class IovecBuilder {
 
   private:
     RegionAccess *access_;
-    std::array<iovec, kMaxIovPerSend> iov_{};
+    std::array<iovec, kMaxIovPerSend> iov_;  // [0, count_) in use; no need to zero it
     size_t count_ = 0;
 };
 
@@ -49,16 +49,17 @@ bool IsResponse(const wire::Header &header) {
 
 }  // namespace
 
-void OutboundQueue::Push(OutboundMessage message) {
-    Item item;
+void OutboundQueue::Push(OutboundMessage &&message) {
+    Item &item = items_.emplace_back();
     item.header = wire::EncodeHeader(message.header);
     item.total = wire::kHeaderSize + message.inline_length;
     for (const MemorySegment &segment : message.segments)
         item.total += segment.length;
+    item.sent = 0;
     if (IsResponse(message.header))
         ++pending_responses_;
+    queued_bytes_ += item.total;
     item.message = std::move(message);
-    items_.push_back(std::move(item));
 }
 
 void OutboundQueue::PushAck(uint64_t sequence) {
@@ -73,6 +74,7 @@ void OutboundQueue::PushAck(uint64_t sequence) {
     OutboundMessage ack;
     ack.header.opcode = wire::Opcode::kAck;
     ack.header.sequence = sequence;
+    ack.inline_length = 0;
     Push(std::move(ack));
 }
 
@@ -81,7 +83,8 @@ ssize_t OutboundQueue::SendSome(int fd, bool *revoked) {
     // to a region, which must not be entered any more by then.
     RegionAccess access;
     IovecBuilder iov(&access);
-    for (Item &item : items_) {
+    for (size_t i = 0; i < items_.size(); ++i) {
+        Item &item = items_[i];
         size_t skip = item.sent;
         iov.Add(item.header.data(), item.header.size(), &skip, nullptr);
         iov.Add(item.message.inline_payload.data(), item.message.inline_length, &skip, nullptr);
@@ -116,6 +119,7 @@ OutboundQueue::FlushResult OutboundQueue::Flush(int fd) {
         if (written == 0)
             return {revoked ? FlushStatus::kRevoked : FlushStatus::kDrained};
         auto remaining = static_cast<size_t>(written);
+        queued_bytes_ -= remaining;
         while (remaining > 0) {
             Item &front = items_.front();
             const size_t unsent = front.total - front.sent;

@@ -15,8 +15,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <vector>
+
+#include "rpma_core/src/provider/tcp/tcp_containers.h"
 
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
@@ -25,11 +25,12 @@ namespace rpma::provider::tcp {
 
 struct OutboundMessage {
     wire::Header header;
-    // Small payloads (handshake, atomic value) travel from here.
-    std::array<uint8_t, wire::kMaxHandshakePayload> inline_payload{};
+    // Small payloads (handshake, atomic value) travel from here; only the
+    // first inline_length bytes are meaningful.
+    std::array<uint8_t, wire::kMaxHandshakePayload> inline_payload;
     size_t inline_length = 0;
     // Larger payloads travel straight from registered memory.
-    std::vector<MemorySegment> segments;
+    SegmentList segments;
 };
 
 class OutboundQueue {
@@ -45,13 +46,16 @@ class OutboundQueue {
         int error = 0;
     };
 
-    void Push(OutboundMessage message);
+    void Push(OutboundMessage &&message);
     // ACKs are cumulative: an ACK still waiting untouched at the tail is
     // raised instead of queueing another one.
     void PushAck(uint64_t sequence);
     FlushResult Flush(int fd);
 
     bool Empty() const { return items_.empty(); }
+    size_t Size() const { return items_.size(); }
+    // Bytes queued and not yet sent.
+    size_t QueuedBytes() const { return queued_bytes_; }
     // READ_RESPONSEs not yet fully sent.
     size_t PendingResponses() const { return pending_responses_; }
 
@@ -62,13 +66,17 @@ class OutboundQueue {
         size_t total = 0;
         size_t sent = 0;
     };
+    struct ReleaseItem {
+        void operator()(Item &item) const { item.message.segments.clear(); }
+    };
 
     // One sendmsg of what fits into an iovec batch; 0 when nothing could
     // be sent (*revoked tells why).
     ssize_t SendSome(int fd, bool *revoked);
 
-    std::deque<Item> items_;
+    RingQueue<Item, ReleaseItem> items_;
     size_t pending_responses_ = 0;
+    size_t queued_bytes_ = 0;
 };
 
 }  // namespace rpma::provider::tcp

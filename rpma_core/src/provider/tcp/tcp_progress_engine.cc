@@ -2,9 +2,12 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "rpma_core/src/log.h"
 
@@ -12,24 +15,33 @@ namespace rpma::provider::tcp {
 namespace {
 
 constexpr uint64_t kWakeToken = 0;
+constexpr uint64_t kTimerToken = ~uint64_t{0};  // registration tokens count up from 1
 constexpr int kMaxEventsPerWait = 64;
 
 }  // namespace
 
 ProgressEngine::ProgressEngine()
-    : epoll_(epoll_create1(EPOLL_CLOEXEC)), wake_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
-    if (!epoll_.Valid() || !wake_.Valid()) {
-        RPMA_LOG_ERROR("tcp provider: cannot create the progress engine's epoll/eventfd: %s",
-                       strerror(errno));
+    : epoll_(epoll_create1(EPOLL_CLOEXEC)),
+      wake_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+      timer_(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC)) {
+    if (!epoll_.Valid() || !wake_.Valid() || !timer_.Valid()) {
+        RPMA_LOG_ERROR(
+            "tcp provider: cannot create the progress engine's epoll/eventfd/timerfd: %s",
+            strerror(errno));
+        epoll_.Reset();
         return;
     }
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.u64 = kWakeToken;
-    if (epoll_ctl(epoll_.Get(), EPOLL_CTL_ADD, wake_.Get(), &event) != 0) {
-        RPMA_LOG_ERROR("tcp provider: cannot watch the progress engine's eventfd: %s",
-                       strerror(errno));
-        epoll_.Reset();
+    for (const auto &[fd, token] :
+         {std::pair{wake_.Get(), kWakeToken}, {timer_.Get(), kTimerToken}}) {
+        epoll_event event{};
+        event.events = EPOLLIN;
+        event.data.u64 = token;
+        if (epoll_ctl(epoll_.Get(), EPOLL_CTL_ADD, fd, &event) != 0) {
+            RPMA_LOG_ERROR("tcp provider: cannot watch the progress engine's own fds: %s",
+                           strerror(errno));
+            epoll_.Reset();
+            return;
+        }
     }
 }
 
@@ -104,6 +116,59 @@ void ProgressEngine::Post(std::function<void()> task) {
     Wake();
 }
 
+void ProgressEngine::ScheduleDeadline(Clock::time_point deadline,
+                                      std::weak_ptr<DeadlineHandler> handler) {
+    if (!epoll_.Valid())
+        return;
+    std::lock_guard lock(mu_);
+    deadlines_.push_back(Deadline{deadline, std::move(handler)});
+    if (!timer_armed_ || deadline < timer_at_)
+        ArmTimerLocked(deadline);
+    StartLocked();
+}
+
+void ProgressEngine::ArmTimerLocked(Clock::time_point at) {
+    const auto ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+    itimerspec spec{};
+    // steady_clock is CLOCK_MONOTONIC; 0 would disarm.
+    spec.it_value.tv_sec = static_cast<time_t>(ns / 1000000000);
+    spec.it_value.tv_nsec = std::max<long>(static_cast<long>(ns % 1000000000), 1);
+    timerfd_settime(timer_.Get(), TFD_TIMER_ABSTIME, &spec, nullptr);
+    timer_armed_ = true;
+    timer_at_ = at;
+}
+
+void ProgressEngine::RunDeadlines() {
+    uint64_t expirations;
+    [[maybe_unused]] ssize_t got = read(timer_.Get(), &expirations, sizeof(expirations));
+    std::vector<std::shared_ptr<DeadlineHandler>> due;
+    {
+        std::lock_guard lock(mu_);
+        const Clock::time_point now = Clock::now();
+        timer_armed_ = false;
+        bool any_left = false;
+        Clock::time_point next{};
+        size_t kept = 0;
+        for (Deadline &deadline : deadlines_) {
+            if (deadline.at <= now) {
+                if (auto alive = deadline.handler.lock())
+                    due.push_back(std::move(alive));
+                continue;
+            }
+            if (!any_left || deadline.at < next)
+                next = deadline.at;
+            any_left = true;
+            deadlines_[kept++] = std::move(deadline);
+        }
+        deadlines_.resize(kept);
+        if (any_left)
+            ArmTimerLocked(next);
+    }
+    for (auto &handler : due)
+        handler->OnDeadline();
+}
+
 void ProgressEngine::Wake() {
     const uint64_t one = 1;
     [[maybe_unused]] ssize_t written = write(wake_.Get(), &one, sizeof(one));
@@ -132,6 +197,10 @@ void ProgressEngine::Run() {
         }
         for (int i = 0; i < n; ++i) {
             const uint64_t token = events[i].data.u64;
+            if (token == kTimerToken) {
+                RunDeadlines();
+                continue;
+            }
             if (token == kWakeToken) {
                 RunTasks();
                 std::lock_guard lock(mu_);

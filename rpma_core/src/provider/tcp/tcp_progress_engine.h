@@ -6,9 +6,15 @@
 // Handlers run on the progress thread and must never block. A registered
 // handler is kept alive by the engine until it is removed, so a connection
 // abandoned by the application can finish sending its last message.
+//
+// Application threads drive connections themselves while they wait for
+// completions (inline progress, see tcp_completion_channel.h); a connection
+// then mutes its socket's EPOLLIN here and uses ScheduleDeadline to hand the
+// socket back when nobody comes back to it.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_PROGRESS_ENGINE_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_PROGRESS_ENGINE_H
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -28,8 +34,18 @@ class EventHandler {
     virtual void OnEvents(int fd, uint32_t events) = 0;
 };
 
+class DeadlineHandler {
+  public:
+    virtual ~DeadlineHandler() = default;
+    // Runs on the progress thread once a deadline the handler scheduled
+    // has passed.
+    virtual void OnDeadline() = 0;
+};
+
 class ProgressEngine {
   public:
+    using Clock = std::chrono::steady_clock;
+
     ProgressEngine();
     ~ProgressEngine();
     ProgressEngine(const ProgressEngine &) = delete;
@@ -45,6 +61,11 @@ class ProgressEngine {
     void Remove(uint64_t token, int fd);
     // Runs `task` on the progress thread.
     void Post(std::function<void()> task);
+    // Calls handler->OnDeadline() on the progress thread at `deadline` (or
+    // just after) unless the handler is gone by then. Cheap when an earlier
+    // deadline is already pending: the engine's one timer is re-armed only
+    // for an earlier deadline.
+    void ScheduleDeadline(Clock::time_point deadline, std::weak_ptr<DeadlineHandler> handler);
 
   private:
     struct Registration {
@@ -52,13 +73,24 @@ class ProgressEngine {
         std::shared_ptr<EventHandler> handler;
     };
 
+    struct Deadline {
+        Clock::time_point at;
+        std::weak_ptr<DeadlineHandler> handler;
+    };
+
     void StartLocked();
     void Wake();
     void Run();
     void RunTasks();
+    void ArmTimerLocked(Clock::time_point at);
+    void RunDeadlines();
 
     UniqueFd epoll_;
     UniqueFd wake_;
+    UniqueFd timer_;
+    std::vector<Deadline> deadlines_;
+    bool timer_armed_ = false;
+    Clock::time_point timer_at_;
     std::mutex mu_;
     std::unordered_map<uint64_t, Registration> registrations_;
     std::vector<std::function<void()>> tasks_;

@@ -9,10 +9,10 @@
 namespace rpma::provider::tcp {
 
 ReceiveQueue::ReceiveQueue(MemoryTable &memory, ProgressEngine &engine, uint64_t pd_id,
-                           uint32_t max_wr)
-    : memory_(memory), engine_(engine), pd_id_(pd_id), max_wr_(max_wr) {}
+                           uint32_t max_wr, bool shared)
+    : memory_(memory), engine_(engine), pd_id_(pd_id), max_wr_(max_wr), shared_(shared) {}
 
-int ReceiveQueue::Post(const ibv_recv_wr &wr) {
+int ReceiveQueue::Post(const ibv_recv_wr &wr, RegionCache *cache) {
     if (wr.num_sge < 0 || wr.num_sge > kMaxSge || (wr.num_sge > 0 && wr.sg_list == nullptr)) {
         RPMA_LOG_ERROR("cannot post a receive with %d scatter entries (at most %d)", wr.num_sge,
                        kMaxSge);
@@ -25,7 +25,7 @@ int ReceiveQueue::Post(const ibv_recv_wr &wr) {
         if (sge.length == 0)
             continue;
         MemorySegment segment;
-        if (!memory_.ResolveLocal(sge, pd_id_, IBV_ACCESS_LOCAL_WRITE, &segment)) {
+        if (!memory_.ResolveLocal(sge, pd_id_, IBV_ACCESS_LOCAL_WRITE, &segment, cache)) {
             RPMA_LOG_ERROR(
                 "receive buffer %#llx+%u is not inside a memory region with lkey %#x "
                 "and local write access; the receive will complete with "
@@ -40,12 +40,14 @@ int ReceiveQueue::Post(const ibv_recv_wr &wr) {
 
     std::vector<std::weak_ptr<ReceiveWaiter>> waiters;
     {
-        std::lock_guard lock(mu_);
+        std::unique_lock lock(mu_, std::defer_lock);
+        if (shared_)
+            lock.lock();
         if (posted_.size() >= max_wr_) {
             RPMA_LOG_ERROR("cannot post a receive: all %u receive slots are in use", max_wr_);
             return ENOMEM;
         }
-        posted_.push_back(std::move(receive));
+        posted_.emplace_back() = std::move(receive);
         waiters.swap(waiters_);
     }
     for (auto &waiter : waiters) {
@@ -57,10 +59,12 @@ int ReceiveQueue::Post(const ibv_recv_wr &wr) {
     return 0;
 }
 
-bool ReceiveQueue::PopOrWait(PostedReceive *receive, std::weak_ptr<ReceiveWaiter> waiter) {
-    std::lock_guard lock(mu_);
+bool ReceiveQueue::PopOrWait(PostedReceive *receive, ReceiveWaiter &waiter) {
+    std::unique_lock lock(mu_, std::defer_lock);
+    if (shared_)
+        lock.lock();
     if (posted_.empty()) {
-        waiters_.push_back(std::move(waiter));
+        waiters_.push_back(waiter.WeakWaiter());
         return false;
     }
     *receive = std::move(posted_.front());
@@ -68,9 +72,17 @@ bool ReceiveQueue::PopOrWait(PostedReceive *receive, std::weak_ptr<ReceiveWaiter
     return true;
 }
 
-std::deque<PostedReceive> ReceiveQueue::TakeAll() {
-    std::lock_guard lock(mu_);
-    return std::exchange(posted_, {});
+std::vector<PostedReceive> ReceiveQueue::TakeAll() {
+    std::vector<PostedReceive> all;
+    std::unique_lock lock(mu_, std::defer_lock);
+    if (shared_)
+        lock.lock();
+    all.reserve(posted_.size());
+    while (!posted_.empty()) {
+        all.push_back(std::move(posted_.front()));
+        posted_.pop_front();
+    }
+    return all;
 }
 
 }  // namespace rpma::provider::tcp

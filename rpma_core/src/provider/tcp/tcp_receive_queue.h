@@ -11,7 +11,6 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -26,7 +25,7 @@ inline constexpr int kMaxSge = 16;
 
 struct PostedReceive {
     uint64_t wr_id = 0;
-    std::vector<MemorySegment> segments;
+    SegmentList segments;
     uint64_t capacity = 0;
     // False when an sge was not inside a LOCAL_WRITE registration of the
     // queue's protection domain: the receive completes with LOC_PROT_ERR.
@@ -38,26 +37,36 @@ class ReceiveWaiter {
     virtual ~ReceiveWaiter() = default;
     // Called on the progress thread after a receive was posted.
     virtual void ResumeReceiving() = 0;
+    virtual std::weak_ptr<ReceiveWaiter> WeakWaiter() = 0;
 };
 
 class ReceiveQueue {
   public:
-    ReceiveQueue(MemoryTable &memory, ProgressEngine &engine, uint64_t pd_id, uint32_t max_wr);
+    // `shared`: a shared receive queue, used by many connections. A private
+    // one is only ever used under its connection's lock and takes no lock of
+    // its own.
+    ReceiveQueue(MemoryTable &memory, ProgressEngine &engine, uint64_t pd_id, uint32_t max_wr,
+                 bool shared);
 
     // EINVAL for a malformed WR, ENOMEM when max_wr receives are posted.
-    int Post(const ibv_recv_wr &wr);
+    // `cache`: the caller's region cache, or null (shared receive queues).
+    int Post(const ibv_recv_wr &wr, RegionCache *cache = nullptr);
     // Takes the oldest receive, or registers `waiter` to be resumed by the
     // next Post and returns false.
-    bool PopOrWait(PostedReceive *receive, std::weak_ptr<ReceiveWaiter> waiter);
-    std::deque<PostedReceive> TakeAll();
+    bool PopOrWait(PostedReceive *receive, ReceiveWaiter &waiter);
+    std::vector<PostedReceive> TakeAll();
 
   private:
     MemoryTable &memory_;
     ProgressEngine &engine_;
     const uint64_t pd_id_;
     const uint32_t max_wr_;
-    std::mutex mu_;
-    std::deque<PostedReceive> posted_;
+    const bool shared_;
+    std::mutex mu_;  // shared queues only
+    struct ReleaseReceive {
+        void operator()(PostedReceive &receive) const { receive.segments.clear(); }
+    };
+    RingQueue<PostedReceive, ReleaseReceive> posted_;
     std::vector<std::weak_ptr<ReceiveWaiter>> waiters_;
 };
 

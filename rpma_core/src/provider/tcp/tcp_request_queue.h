@@ -40,7 +40,7 @@ class RequestQueue {
   private:
     std::mutex mu_;
     bool closed_ = false;
-    SignalingQueue<std::shared_ptr<Connection>> requests_{/*nonblocking=*/true};
+    SignalingQueue<std::shared_ptr<Connection>> requests_;
 };
 
 }  // namespace rpma::provider::tcp

@@ -15,12 +15,12 @@ void SendQueue::Detach() {
     wrs_.clear();
 }
 
-uint64_t SendQueue::Push(PendingWr wr) {
+uint64_t SendQueue::Push(PendingWr &&wr) {
     if (wr.local_error != IBV_WC_SUCCESS)
         error_pending_ = true;
     wr.sequence = error_pending_ ? 0 : next_sequence_++;
     const uint64_t sequence = wr.sequence;
-    wrs_.push_back(std::move(wr));
+    wrs_.emplace_back() = std::move(wr);
     return sequence;
 }
 

@@ -9,8 +9,8 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
-#include <deque>
-#include <vector>
+
+#include "rpma_core/src/provider/tcp/tcp_containers.h"
 
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 
@@ -26,7 +26,7 @@ struct PendingWr {
     bool signaled = false;
     uint32_t byte_len = 0;
     bool is_read = false;
-    std::vector<MemorySegment> read_destination;
+    SegmentList read_destination;
     ibv_wc_status local_error = IBV_WC_SUCCESS;
 };
 
@@ -45,7 +45,7 @@ class SendQueue {
     bool ErrorPending() const { return error_pending_; }
 
     // Assigns the sequence number unless the WR is not transmitted.
-    uint64_t Push(PendingWr wr);
+    uint64_t Push(PendingWr &&wr);
 
     // Cumulative ACK. False when the peer acknowledges a request it never got
     // or a READ whose data it never sent.
@@ -67,7 +67,10 @@ class SendQueue {
     static void Complete(CompletionQueue *cq, uint32_t qp_num, const ibv_wc &wc);
 
   private:
-    std::deque<PendingWr> wrs_;
+    struct ReleaseWr {
+        void operator()(PendingWr &wr) const { wr.read_destination.clear(); }
+    };
+    RingQueue<PendingWr, ReleaseWr> wrs_;
     uint32_t depth_ = 0;
     uint32_t qp_num_ = 0;
     CompletionQueue *cq_ = nullptr;

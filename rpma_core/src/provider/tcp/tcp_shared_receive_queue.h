@@ -13,7 +13,7 @@ namespace rpma::provider::tcp {
 class SharedReceiveQueue final : public provider::SharedReceiveQueue {
   public:
     SharedReceiveQueue(MemoryTable &memory, ProgressEngine &engine, uint64_t pd_id, uint32_t max_wr)
-        : queue_(memory, engine, pd_id, max_wr) {}
+        : queue_(memory, engine, pd_id, max_wr, /*shared=*/true) {}
 
     int PostRecv(const ibv_recv_wr &wr) override { return queue_.Post(wr); }
     ReceiveQueue &Queue() { return queue_; }

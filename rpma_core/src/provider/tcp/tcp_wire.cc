@@ -1,20 +1,34 @@
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
 
+#include <bit>
+#include <cstring>
+
 namespace rpma::provider::tcp::wire {
 namespace {
 
+// Little-endian fields: one move each on little-endian hosts.
 template <typename T>
 void Store(uint8_t *out, T value) {
-    for (size_t i = 0; i < sizeof(T); ++i)
-        out[i] = static_cast<uint8_t>(static_cast<uint64_t>(value) >> (8 * i));
+    if constexpr (std::endian::native == std::endian::little) {
+        memcpy(out, &value, sizeof(T));
+    } else {
+        for (size_t i = 0; i < sizeof(T); ++i)
+            out[i] = static_cast<uint8_t>(static_cast<uint64_t>(value) >> (8 * i));
+    }
 }
 
 template <typename T>
 T Load(const uint8_t *in) {
-    uint64_t value = 0;
-    for (size_t i = 0; i < sizeof(T); ++i)
-        value |= static_cast<uint64_t>(in[i]) << (8 * i);
-    return static_cast<T>(value);
+    if constexpr (std::endian::native == std::endian::little) {
+        T value;
+        memcpy(&value, in, sizeof(T));
+        return value;
+    } else {
+        uint64_t value = 0;
+        for (size_t i = 0; i < sizeof(T); ++i)
+            value |= static_cast<uint64_t>(in[i]) << (8 * i);
+        return static_cast<T>(value);
+    }
 }
 
 bool IsKnownOpcode(uint8_t raw) {
@@ -50,8 +64,7 @@ EncodedHeader EncodeHeader(const Header &header) {
     Store<uint32_t>(&out[16], header.rkey);
     // The immediate is the application's four bytes, already in network
     // order; it travels untouched.
-    for (size_t i = 0; i < 4; ++i)
-        out[20 + i] = reinterpret_cast<const uint8_t *>(&header.imm)[i];
+    memcpy(&out[20], &header.imm, 4);
     Store<uint64_t>(&out[24], header.sequence);
     return out;
 }
@@ -67,16 +80,17 @@ ParseError ParseHeader(const uint8_t (&bytes)[kHeaderSize], Header *header) {
     h.length = Load<uint32_t>(&bytes[4]);
     h.remote_addr = Load<uint64_t>(&bytes[8]);
     h.rkey = Load<uint32_t>(&bytes[16]);
-    for (size_t i = 0; i < 4; ++i)
-        reinterpret_cast<uint8_t *>(&h.imm)[i] = bytes[20 + i];
+    memcpy(&h.imm, &bytes[20], 4);
     h.sequence = Load<uint64_t>(&bytes[24]);
 
     if (h.length > kMaxMessageLength)
         return ParseError::kBadLength;
+    const uint8_t type_flags =
+        IsRequest(h.opcode) ? static_cast<uint8_t>(h.flags & ~kAckRequested) : h.flags;
     if (h.opcode == Opcode::kFlush) {
-        if (h.flags != kFlushPersistent && h.flags != kFlushVisibility)
+        if (type_flags != kFlushPersistent && type_flags != kFlushVisibility)
             return ParseError::kBadFlags;
-    } else if (h.flags != 0) {
+    } else if (type_flags != 0) {
         return ParseError::kBadFlags;
     }
     switch (h.opcode) {

@@ -3,7 +3,8 @@
 //
 //   offset  size  field
 //        0     1  opcode       (Opcode)
-//        1     1  flags        (FLUSH: FlushFlags; otherwise 0)
+//        1     1  flags        (requests: kAckRequested, plus for FLUSH
+//                               one FlushFlags type; otherwise 0)
 //        2     2  reserved     (must be 0)
 //        4     4  length       (payload length, or the range length of
 //                               READ_REQUEST and FLUSH, which carry none)
@@ -14,6 +15,13 @@
 //       24     8  sequence     (requests: 1, 2, 3, ... per direction;
 //                               ACK: last request applied; READ_RESPONSE and
 //                               NAK: the request they answer)
+//
+// Acknowledgements are cumulative and, as InfiniBand's AckReq bit has it,
+// requested: a request flagged kAckRequested is acknowledged as soon as it
+// is applied (the initiator sets it on signaled WRs and whenever half its
+// send queue awaits an answer); the ACK for other requests rides along with
+// the next message the target sends anyway (same sendmsg) or with the next
+// requested one. So a message and its reply cost one segment each way.
 //
 // CONNECT_REQUEST and ACCEPT carry a HandshakePrefix (magic, version, the
 // sender's send-queue depth) followed by up to 56 bytes of private data. The
@@ -56,10 +64,13 @@ enum FlushFlags : uint8_t {
     kFlushVisibility = 2,
 };
 
+// Any request: acknowledge it as soon as it is applied.
+inline constexpr uint8_t kAckRequested = 0x80;
+
 inline constexpr size_t kHeaderSize = 32;
 inline constexpr size_t kMaxPrivateData = 56;
 inline constexpr uint32_t kMagic = 0x414d5052;  // "RPMA" in little-endian
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;         // 2: kAckRequested
 inline constexpr size_t kHandshakePrefixSize = 12;
 inline constexpr size_t kMaxHandshakePayload = kHandshakePrefixSize + kMaxPrivateData;
 // Payloads and ranges are capped like an ibv_sge length (and below SSIZE_MAX).

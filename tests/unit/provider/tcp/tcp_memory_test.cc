@@ -2,6 +2,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <cerrno>
 #include <set>
 
@@ -96,6 +98,41 @@ TEST_F(TcpAdvise, PrefetchForWritingNeedsLocalWriteAccess) {
     ASSERT_EQ(pd->RegisterMemory(memory, page, IBV_ACCESS_REMOTE_READ, &read_only), 0);
     EXPECT_EQ(read_only->Advise(memory, page, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, 0), EINVAL);
     EXPECT_EQ(read_only->Advise(memory, page, IBV_ADVISE_MR_ADVICE_PREFETCH, 0), 0);
+}
+
+TEST(TcpMemoryTable, WriteBackIsNeededOnlyForSharedMappings) {
+    // A persistent flush msyncs only regions that have shared pages.
+    MemoryTable table;
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    auto needs = [&](void *addr, size_t length) {
+        std::shared_ptr<Region> region;
+        EXPECT_EQ(table.Register(addr, length, kRemoteAll, 1, &region), 0);
+        const bool result = region != nullptr && region->NeedsWriteBack();
+        if (region != nullptr)
+            table.Deregister(region);
+        return result;
+    };
+    // Three adjacent pages: private anonymous, shared file, private anonymous.
+    auto *base = static_cast<uint8_t *>(
+        mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(base, MAP_FAILED);
+    char path[] = "/tmp/rpma_tcp_maps_XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    unlink(path);
+    ASSERT_EQ(ftruncate(fd, static_cast<off_t>(page)), 0);
+    ASSERT_NE(mmap(base + page, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0),
+              MAP_FAILED);
+    EXPECT_FALSE(needs(base, page));
+    EXPECT_FALSE(needs(base + 2 * page + 100, 200));
+    EXPECT_TRUE(needs(base + page, page));
+    EXPECT_TRUE(needs(base + page - 1, 2));  // straddles into the shared page
+    EXPECT_TRUE(needs(base, 3 * page));
+    std::vector<uint8_t> heap(64);  // heap memory is private
+    EXPECT_FALSE(needs(heap.data(), heap.size()));
+    munmap(base, 3 * page);
+    close(fd);
+    EXPECT_TRUE(needs(base, page));  // unmapped: msync will tell
 }
 
 }  // namespace

@@ -138,8 +138,9 @@ TEST_F(TcpRemoteOps, AtomicWriteToUnalignedAddressFailsWithInvalidRequest) {
 }
 
 TEST(TcpMsync, MsyncOfAnonymousMemorySucceeds) {
-    // The persistent flush relies on this: msync is harmless on anonymous
-    // mappings, so no special case is needed for non-file memory.
+    // msync is harmless on anonymous mappings; the persistent flush skips it
+    // there anyway (a syscall per flush for nothing) and keeps it for shared
+    // mappings (see TcpMemoryTable.WriteBackIsNeededOnlyForSharedMappings).
     const size_t size = 2 * static_cast<size_t>(sysconf(_SC_PAGESIZE));
     void *anon = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ASSERT_NE(anon, MAP_FAILED);
