@@ -1250,13 +1250,10 @@ int Connection::CheckCanPost() const {
     }
     switch (state_) {
         case State::kEstablished:
-            return 0;
         case State::kDisconnecting:
         case State::kClosing:
         case State::kClosed:
-            RPMA_LOG_ERROR("cannot post to %s: the connection is %s", peer_.c_str(),
-                           StateName(state_));
-            return EPIPE;
+            return 0;  // PostRequest flushes what can no longer be sent
         default:
             RPMA_LOG_ERROR("cannot post: the connection is %s, not yet established",
                            StateName(state_));
@@ -1418,6 +1415,25 @@ int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char 
 }
 
 int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
+    if (state_ != State::kEstablished) {
+        // As a QP in the error state: a work request posted after the
+        // connection broke or began to disconnect is accepted and completes
+        // with IBV_WC_WR_FLUSH_ERR (signaled or not), after everything
+        // posted before it.
+        wr.signaled = true;
+        if (state_ == State::kDisconnecting) {
+            // Never sent, so never acknowledged: FinishDisconnect flushes it
+            // behind the earlier ones.
+            sq_.Push(std::move(wr));
+        } else {
+            ibv_wc wc{};
+            wc.wr_id = wr.wr_id;
+            wc.status = IBV_WC_WR_FLUSH_ERR;
+            wc.opcode = wr.opcode;
+            SendQueue::Complete(qp_.send_cq, qp_.qp_num, wc);
+        }
+        return 0;
+    }
     // Ask for an immediate acknowledgement when the application will see a
     // completion, or when half the send queue would otherwise wait for one;
     // a READ's response answers for everything before it.

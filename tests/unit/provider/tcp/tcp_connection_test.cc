@@ -166,9 +166,35 @@ TEST_F(TcpConnection, GracefulDisconnectCompletesEarlierWritesAndClosesBothSides
     EXPECT_EQ(WaitEventType(*server.id), CmEventType::kDisconnected);
     EXPECT_EQ(WaitEventType(*client.id), CmEventType::kDisconnected);
     EXPECT_EQ(remote.data()[4095], 0x5a);
-    EXPECT_EQ(client.qp().PostSend(
+    // As a QP in the error state: the post is taken and flushed.
+    ASSERT_EQ(client.qp().PostSend(
+                  SendWr(IBV_WR_RDMA_WRITE, &sge, 2, remote.addr(), remote.rkey(), false)),
+              0);
+    const ibv_wc flushed = client.send.WaitOne();
+    EXPECT_EQ(flushed.wr_id, 2u);
+    EXPECT_EQ(flushed.status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(TcpConnection, PostAfterDisconnectBeganIsFlushedBehindEarlierWork) {
+    Connect();
+    Buffer local(*client_pd, 4096, kRemoteAll);
+    Buffer remote(*server_pd, 4096, kRemoteAll);
+    ibv_sge sge = local.Sge(0, 4096);
+    ASSERT_EQ(client.qp().PostSend(
+                  SendWr(IBV_WR_RDMA_WRITE, &sge, 1, remote.addr(), remote.rkey(), true)),
+              0);
+    ASSERT_EQ(client.id->Disconnect(), 0);
+    ASSERT_EQ(client.qp().PostSend(
                   SendWr(IBV_WR_RDMA_WRITE, &sge, 2, remote.addr(), remote.rkey(), true)),
-              EPIPE);
+              0);
+    auto wcs = client.send.Wait(2);
+    ASSERT_EQ(wcs.size(), 2u);
+    EXPECT_EQ(wcs[0].wr_id, 1u);
+    EXPECT_EQ(wcs[0].status, IBV_WC_SUCCESS);
+    EXPECT_EQ(wcs[1].wr_id, 2u);
+    EXPECT_EQ(wcs[1].status, IBV_WC_WR_FLUSH_ERR);
+    EXPECT_EQ(WaitEventType(*server.id), CmEventType::kDisconnected);
+    EXPECT_EQ(WaitEventType(*client.id), CmEventType::kDisconnected);
 }
 
 TEST_F(TcpConnection, ServerInitiatedDisconnectClosesBothSides) {
