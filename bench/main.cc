@@ -1,7 +1,8 @@
 // rpma_bench: librpma over the chosen provider (tcp on hosts without an RNIC)
 // against raw TCP on loopback, in one run, with the ratios.
 //
-//   rpma_bench [--quick] [--csv FILE]
+//   rpma_bench [--quick] [--csv FILE] [--addr ADDR] [--busy-poll]
+//   rpma_bench --verbs --addr ADDR [--csv FILE]
 //   rpma_bench --only write|pingpong|stream[:SIZE] [--transport rpma|tcp]
 //              [--iterations N] [--pin CPU]
 //
@@ -11,7 +12,11 @@
 // latency (large and erratic on busy virtual machines) out of the
 // comparison and leaves the work per operation. The --only/--transport/
 // --iterations options are for diagnosis (strace -c, perf) of one workload;
-// the floors are judged on full runs of both.
+// the floors are judged on full runs of both. --verbs measures rpma alone
+// (read and write+flush latency, streaming) for bench/vm/verbs_bench.sh,
+// which runs perftest as the baseline on the same RDMA device; --addr
+// serves rpma on that device's address and --busy-poll polls completion
+// queues as perftest does.
 //
 // Servers run in child processes forked before anything else starts a
 // thread; each reports readiness through a pipe.
@@ -39,6 +44,9 @@ using rpma_bench::Client;
 
 struct Options {
     bool quick = false;
+    bool verbs = false;
+    bool busy_poll = false;
+    std::string addr = "127.0.0.1";
     int pin_cpu = -1;  // >= 0: every benchmark process and thread on this CPU
     std::string csv_path;
     std::string only_kind;  // empty: every workload
@@ -53,6 +61,7 @@ struct Options {
 };
 
 struct Row {
+    std::string key;  // stable name for the CSV: write_flush_latency, read_latency, ...
     std::string workload;
     size_t size;
     double rpma;  // median latency in us, or MiB/s
@@ -127,8 +136,8 @@ void Progress(const std::string &what) {
 constexpr int kRounds = 10;
 
 // A null client is skipped (diagnostic runs of one transport).
-Row Latency(const std::string &name, Client *rpma, Client *tcp, size_t size, int iterations,
-            double floor, std::vector<uint64_t> (Client::*workload)(size_t, int)) {
+Row Latency(const std::string &key, const std::string &name, Client *rpma, Client *tcp, size_t size,
+            int iterations, double floor, std::vector<uint64_t> (Client::*workload)(size_t, int)) {
     Progress(name + " " + HumanSize(size));
     if (tcp != nullptr)
         (tcp->*workload)(size, iterations / 10 + 1);  // warm up both paths
@@ -153,7 +162,7 @@ Row Latency(const std::string &name, Client *rpma, Client *tcp, size_t size, int
     }
     const rpma_bench::Summary t = rpma_bench::Summarize(std::move(tcp_samples));
     const rpma_bench::Summary r = rpma_bench::Summarize(std::move(rpma_samples));
-    return Row{name, size, r.median_us, r.p99_us, t.median_us, t.p99_us, false, floor};
+    return Row{key, name, size, r.median_us, r.p99_us, t.median_us, t.p99_us, false, floor};
 }
 
 Row Bandwidth(Client *rpma, Client *tcp, size_t chunk, size_t total, double floor) {
@@ -177,7 +186,7 @@ Row Bandwidth(Client *rpma, Client *tcp, size_t chunk, size_t total, double floo
     }
     double t = tcp != nullptr ? mibps(tcp_ns) : 0;
     double r = rpma != nullptr ? mibps(rpma_ns) : 0;
-    return Row{"stream write (MiB/s)", chunk, r, 0, t, 0, true, floor};
+    return Row{"stream_write", "stream write (MiB/s)", chunk, r, 0, t, 0, true, floor};
 }
 
 bool PrintTable(const std::vector<Row> &rows) {
@@ -185,9 +194,9 @@ bool PrintTable(const std::vector<Row> &rows) {
     printf("\n%-26s %8s %12s %10s %12s %10s %9s  %s\n", "workload", "size", "rpma", "rpma p99",
            "raw tcp", "tcp p99", "rpma/tcp", "floor");
     for (const Row &row : rows) {
-        double ratio = row.rpma / row.tcp;
+        double ratio = row.tcp > 0 ? row.rpma / row.tcp : 0;  // 0: no baseline ran
         std::string floor = "-";
-        if (row.floor > 0) {
+        if (row.floor > 0 && row.tcp > 0) {
             bool met = row.higher_is_better ? ratio >= row.floor : ratio <= row.floor;
             all_met = all_met && met;
             char text[32];
@@ -215,8 +224,8 @@ void WriteCsv(const std::string &path, const std::vector<Row> &rows) {
     }
     fprintf(f, "workload,size,rpma,rpma_p99,tcp,tcp_p99,ratio\n");
     for (const Row &row : rows)
-        fprintf(f, "%s,%zu,%.3f,%.3f,%.3f,%.3f,%.4f\n", row.workload.c_str(), row.size, row.rpma,
-                row.rpma_p99, row.tcp, row.tcp_p99, row.rpma / row.tcp);
+        fprintf(f, "%s,%zu,%.3f,%.3f,%.3f,%.3f,%.4f\n", row.key.c_str(), row.size, row.rpma,
+                row.rpma_p99, row.tcp, row.tcp_p99, row.tcp > 0 ? row.rpma / row.tcp : 0);
     fclose(f);
     fprintf(stderr, "wrote %s (plot it with bench/plot.sh %s)\n", path.c_str(), path.c_str());
 }
@@ -244,10 +253,18 @@ int main(int argc, char **argv) {
             opt.iterations = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--pin") == 0 && i + 1 < argc) {
             opt.pin_cpu = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--addr") == 0 && i + 1 < argc) {
+            opt.addr = argv[++i];
+        } else if (strcmp(argv[i], "--busy-poll") == 0) {
+            opt.busy_poll = true;
+        } else if (strcmp(argv[i], "--verbs") == 0) {
+            opt.verbs = true;
+            opt.run_tcp = false;
         } else {
             fprintf(stderr,
-                    "usage: %s [--quick] [--csv FILE] [--only write|pingpong|stream[:SIZE]]\n"
-                    "          [--transport rpma|tcp] [--iterations N] [--pin CPU]\n",
+                    "usage: %s [--quick] [--csv FILE] [--only write|read|pingpong|stream[:SIZE]]\n"
+                    "          [--transport rpma|tcp] [--iterations N] [--pin CPU]\n"
+                    "          [--addr ADDR] [--busy-poll] [--verbs]\n",
                     argv[0]);
             return 2;
         }
@@ -269,7 +286,8 @@ int main(int argc, char **argv) {
     if (opt.run_tcp)
         tcp_server = StartServer([&](int fd) { rpma_bench::RunRawTcpServer(tcp_port, fd); });
     if (opt.run_rpma)
-        rpma_server = StartServer([&](int fd) { rpma_bench::RunRpmaServer(rpma_port, fd); });
+        rpma_server =
+            StartServer([&](int fd) { rpma_bench::RunRpmaServer(opt.addr, rpma_port, fd); });
 
     std::vector<Row> rows;
     {
@@ -277,20 +295,29 @@ int main(int argc, char **argv) {
         if (opt.run_tcp)
             tcp = rpma_bench::ConnectRawTcp(tcp_port);
         if (opt.run_rpma)
-            rpma = rpma_bench::ConnectRpma(rpma_port);
-        fprintf(stderr, "rpma_bench: rpma (RPMA_PROVIDER=%s) vs raw TCP on 127.0.0.1%s%s\n",
-                getenv("RPMA_PROVIDER") ? getenv("RPMA_PROVIDER") : "auto",
-                opt.quick ? " (quick)" : "", opt.pin_cpu >= 0 ? " (pinned to one CPU)" : "");
-        for (size_t size : {8u, 64u, 512u, 4096u, 32768u, 262144u, 1048576u})
+            rpma = rpma_bench::ConnectRpma(opt.addr, rpma_port, opt.busy_poll);
+        fprintf(stderr, "rpma_bench: rpma (RPMA_PROVIDER=%s) on %s%s%s%s\n",
+                getenv("RPMA_PROVIDER") ? getenv("RPMA_PROVIDER") : "auto", opt.addr.c_str(),
+                opt.run_tcp ? " vs raw TCP on 127.0.0.1" : "", opt.quick ? " (quick)" : "",
+                opt.pin_cpu >= 0 ? " (pinned to one CPU)" : "");
+        const std::vector<size_t> write_sizes =
+            opt.verbs ? std::vector<size_t>{8, 4096}
+                      : std::vector<size_t>{8, 64, 512, 4096, 32768, 262144, 1048576};
+        for (size_t size : write_sizes)
             if (opt.Wants("write", size))
-                rows.push_back(Latency("write+flush latency (us)", rpma.get(), tcp.get(), size,
-                                       Iterations(opt, size), size == 4096 ? 1.3 : 0,
-                                       &Client::DurableWriteLatency));
+                rows.push_back(Latency("write_flush_latency", "write+flush latency (us)",
+                                       rpma.get(), tcp.get(), size, Iterations(opt, size),
+                                       size == 4096 ? 1.3 : 0, &Client::DurableWriteLatency));
+        for (size_t size : {8u, 4096u})
+            if (opt.Wants("read", size))
+                rows.push_back(Latency("read_latency", "read latency (us)", rpma.get(), tcp.get(),
+                                       size, Iterations(opt, size), 0, &Client::ReadLatency));
         for (size_t size : {64u, 4096u})
-            if (opt.Wants("pingpong", size))
-                rows.push_back(Latency("ping-pong latency (us)", rpma.get(), tcp.get(), size,
-                                       Iterations(opt, size), 1.3, &Client::PingPong));
-        size_t total = opt.quick ? (128u << 20) : (1024u << 20);
+            if (!opt.verbs && opt.Wants("pingpong", size))
+                rows.push_back(Latency("pingpong_latency", "ping-pong latency (us)", rpma.get(),
+                                       tcp.get(), size, Iterations(opt, size), 1.3,
+                                       &Client::PingPong));
+        size_t total = opt.verbs ? (64u << 20) : opt.quick ? (128u << 20) : (1024u << 20);
         if (opt.Wants("stream", 64 << 10))
             rows.push_back(Bandwidth(rpma.get(), tcp.get(), 64 << 10, total, 0));
         if (opt.Wants("stream", 1 << 20))

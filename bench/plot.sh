@@ -7,7 +7,7 @@ png=${2:-${csv%.csv}.png}
 command -v gnuplot >/dev/null || { echo "gnuplot missing: run tools/install-deps.sh" >&2; exit 1; }
 data=$(mktemp)
 trap 'rm -f "$data"' EXIT
-grep '^write+flush latency' "$csv" | cut -d, -f2- | tr , ' ' > "$data"
+grep '^write_flush_latency,' "$csv" | cut -d, -f2- | tr , ' ' > "$data"
 gnuplot <<GP
 set terminal pngcairo size 900,560 font ",11"
 set output "$png"

@@ -16,7 +16,7 @@
 namespace rpma_bench {
 namespace {
 
-enum class Mode : uint32_t { kLatency = 1, kStream = 2, kPingPong = 3 };
+enum class Mode : uint32_t { kLatency = 1, kStream = 2, kPingPong = 3, kRead = 4 };
 
 struct Request {
     Mode mode;
@@ -72,6 +72,12 @@ void Serve(int fd, std::vector<char> &buffer) {
             continue;
         }
         for (uint64_t i = 0; i < req.count; ++i) {
+            if (req.mode == Mode::kRead) {
+                if (!RecvAll(fd, &ack, sizeof(ack)))
+                    return;
+                SendAll(fd, buffer.data(), req.size);
+                continue;
+            }
             if (!RecvAll(fd, buffer.data(), req.size))
                 return;
             if (req.mode == Mode::kLatency)
@@ -95,6 +101,10 @@ class RawTcpClient : public Client {
         return RoundTrips(Mode::kPingPong, size, iterations, size);
     }
 
+    std::vector<uint64_t> ReadLatency(size_t size, int iterations) override {
+        return RoundTrips(Mode::kRead, size, iterations, size, sizeof(uint64_t));
+    }
+
     uint64_t Stream(size_t chunk, size_t total) override {
         Request req{Mode::kStream, static_cast<uint32_t>(chunk), total};
         SendAll(fd_, &req, sizeof(req));
@@ -108,14 +118,17 @@ class RawTcpClient : public Client {
     }
 
   private:
-    std::vector<uint64_t> RoundTrips(Mode mode, size_t size, int iterations, size_t reply) {
+    // Each iteration sends `request` bytes (default: the payload) and waits
+    // for `reply` bytes.
+    std::vector<uint64_t> RoundTrips(Mode mode, size_t size, int iterations, size_t reply,
+                                     size_t request = 0) {
         Request req{mode, static_cast<uint32_t>(size), static_cast<uint64_t>(iterations)};
         SendAll(fd_, &req, sizeof(req));
         std::vector<uint64_t> samples;
         samples.reserve(iterations);
         for (int i = 0; i < iterations; ++i) {
             uint64_t start = NowNs();
-            SendAll(fd_, buffer_.data(), size);
+            SendAll(fd_, buffer_.data(), request != 0 ? request : size);
             if (!RecvAll(fd_, buffer_.data(), reply))
                 Die("raw tcp: reply");
             samples.push_back(NowNs() - start);

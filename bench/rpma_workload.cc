@@ -34,9 +34,9 @@ void ExpectEvent(rpma_conn *conn, rpma_conn_event expected) {
     }
 }
 
-rpma_peer *NewPeer(rpma_util_ibv_context_type type) {
+rpma_peer *NewPeer(const std::string &addr, rpma_util_ibv_context_type type) {
     ibv_context *ctx = nullptr;
-    Check(rpma_utils_get_ibv_context("127.0.0.1", type, &ctx), "rpma_utils_get_ibv_context");
+    Check(rpma_utils_get_ibv_context(addr.c_str(), type, &ctx), "rpma_utils_get_ibv_context");
     rpma_peer *peer = nullptr;
     Check(rpma_peer_new(ctx, &peer), "rpma_peer_new");
     return peer;
@@ -52,8 +52,9 @@ void *MapRegion(size_t size) {
     return p;
 }
 
-// Blocks until one completion arrives on cq and checks it succeeded.
-ibv_wc WaitOne(rpma_cq *cq) {
+// Blocks until one completion arrives on cq and checks it succeeded;
+// busy_poll spins on the CQ instead of sleeping on its channel.
+ibv_wc WaitOne(rpma_cq *cq, bool busy_poll = false) {
     ibv_wc wc{};
     for (;;) {
         int ret = rpma_cq_get_wc(cq, 1, &wc, nullptr);
@@ -61,7 +62,8 @@ ibv_wc WaitOne(rpma_cq *cq) {
             break;
         if (ret != RPMA_E_NO_COMPLETION)
             Check(ret, "rpma_cq_get_wc");
-        Check(rpma_cq_wait(cq), "rpma_cq_wait");
+        if (!busy_poll)
+            Check(rpma_cq_wait(cq), "rpma_cq_wait");
     }
     if (wc.status != IBV_WC_SUCCESS) {
         fprintf(stderr, "rpma bench: completion failed: %s\n", ibv_wc_status_str(wc.status));
@@ -72,19 +74,21 @@ ibv_wc WaitOne(rpma_cq *cq) {
 
 class RpmaClient : public Client {
   public:
-    explicit RpmaClient(const std::string &port) {
-        peer_ = NewPeer(RPMA_UTIL_IBV_CONTEXT_REMOTE);
+    RpmaClient(const std::string &addr, const std::string &port, bool busy_poll)
+        : busy_poll_(busy_poll) {
+        peer_ = NewPeer(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE);
         buffer_ = MapRegion(kRegionSize);
-        Check(
-            rpma_mr_reg(peer_, buffer_, kRegionSize,
-                        RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV, &local_),
-            "rpma_mr_reg");
+        Check(rpma_mr_reg(peer_, buffer_, kRegionSize,
+                          RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST | RPMA_MR_USAGE_SEND |
+                              RPMA_MR_USAGE_RECV,
+                          &local_),
+              "rpma_mr_reg");
         rpma_conn_cfg *cfg = nullptr;
         Check(rpma_conn_cfg_new(&cfg), "rpma_conn_cfg_new");
         Check(rpma_conn_cfg_set_sq_size(cfg, 1024), "rpma_conn_cfg_set_sq_size");
         Check(rpma_conn_cfg_set_cq_size(cfg, 256), "rpma_conn_cfg_set_cq_size");
         rpma_conn_req *req = nullptr;
-        Check(rpma_conn_req_new(peer_, "127.0.0.1", port.c_str(), cfg, &req), "rpma_conn_req_new");
+        Check(rpma_conn_req_new(peer_, addr.c_str(), port.c_str(), cfg, &req), "rpma_conn_req_new");
         Check(rpma_conn_req_connect(&req, nullptr, &conn_), "rpma_conn_req_connect");
         Check(rpma_conn_cfg_delete(&cfg), "rpma_conn_cfg_delete");
         ExpectEvent(conn_, RPMA_CONN_ESTABLISHED);
@@ -127,7 +131,7 @@ class RpmaClient : public Client {
             Check(rpma_flush(conn_, remote_, 0, size, RPMA_FLUSH_TYPE_PERSISTENT,
                              RPMA_F_COMPLETION_ALWAYS, nullptr),
                   "rpma_flush");
-            WaitOne(cq_);
+            WaitOne(cq_, busy_poll_);
             samples.push_back(NowNs() - start);
         }
         return samples;
@@ -152,7 +156,7 @@ class RpmaClient : public Client {
             bool last = sent + chunk >= total;
             if (++writes % per_flush == 0 || last) {
                 if (in_flight == max_flushes_in_flight) {
-                    WaitOne(cq_);
+                    WaitOne(cq_, busy_poll_);
                     --in_flight;
                 }
                 Check(rpma_flush(conn_, remote_, 0, kRegionSize, RPMA_FLUSH_TYPE_PERSISTENT,
@@ -162,8 +166,21 @@ class RpmaClient : public Client {
             }
         }
         for (; in_flight > 0; --in_flight)
-            WaitOne(cq_);
+            WaitOne(cq_, busy_poll_);
         return NowNs() - start;
+    }
+
+    std::vector<uint64_t> ReadLatency(size_t size, int iterations) override {
+        std::vector<uint64_t> samples;
+        samples.reserve(iterations);
+        for (int i = 0; i < iterations; ++i) {
+            uint64_t start = NowNs();
+            Check(rpma_read(conn_, local_, 0, remote_, 0, size, RPMA_F_COMPLETION_ALWAYS, nullptr),
+                  "rpma_read");
+            WaitOne(cq_, busy_poll_);
+            samples.push_back(NowNs() - start);
+        }
+        return samples;
     }
 
     std::vector<uint64_t> PingPong(size_t size, int iterations) override {
@@ -175,7 +192,7 @@ class RpmaClient : public Client {
             Check(rpma_recv(conn_, local_, kMaxPayload, size, nullptr), "rpma_recv");
             Check(rpma_send(conn_, local_, 0, size, RPMA_F_COMPLETION_ON_ERROR, nullptr),
                   "rpma_send");
-            ibv_wc wc = WaitOne(cq_);
+            ibv_wc wc = WaitOne(cq_, busy_poll_);
             if (wc.opcode != IBV_WC_RECV || wc.byte_len != size ||
                 memcmp(bytes, bytes + kMaxPayload, size) != 0) {
                 fprintf(stderr, "rpma bench: ping-pong reply does not match\n");
@@ -187,6 +204,7 @@ class RpmaClient : public Client {
     }
 
   private:
+    const bool busy_poll_;
     rpma_peer *peer_ = nullptr;
     void *buffer_ = nullptr;
     rpma_mr_local *local_ = nullptr;
@@ -243,8 +261,8 @@ void ServeOne(rpma_ep *ep, rpma_mr_local *messages, const char *pdata_bytes) {
 
 }  // namespace
 
-void RunRpmaServer(const std::string &port, int ready_fd) {
-    rpma_peer *peer = NewPeer(RPMA_UTIL_IBV_CONTEXT_LOCAL);
+void RunRpmaServer(const std::string &addr, const std::string &port, int ready_fd) {
+    rpma_peer *peer = NewPeer(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL);
     void *region_memory = MapRegion(kRegionSize);
     void *message_memory = MapRegion(kMaxPayload);
     rpma_mr_local *region = nullptr, *messages = nullptr;
@@ -268,14 +286,15 @@ void RunRpmaServer(const std::string &port, int ready_fd) {
     Check(rpma_peer_cfg_delete(&pcfg), "rpma_peer_cfg_delete");
 
     rpma_ep *ep = nullptr;
-    Check(rpma_ep_listen(peer, "127.0.0.1", port.c_str(), &ep), "rpma_ep_listen");
+    Check(rpma_ep_listen(peer, addr.c_str(), port.c_str(), &ep), "rpma_ep_listen");
     dprintf(ready_fd, "ready\n");
     for (;;)
         ServeOne(ep, messages, pdata);
 }
 
-std::unique_ptr<Client> ConnectRpma(const std::string &port) {
-    return std::make_unique<RpmaClient>(port);
+std::unique_ptr<Client> ConnectRpma(const std::string &addr, const std::string &port,
+                                    bool busy_poll) {
+    return std::make_unique<RpmaClient>(addr, port, busy_poll);
 }
 
 }  // namespace rpma_bench

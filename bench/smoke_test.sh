@@ -5,4 +5,4 @@ set -euo pipefail
 bench="$TEST_SRCDIR/$TEST_WORKSPACE/bench/rpma_bench"
 out="$TEST_TMPDIR/bench.csv"
 "$bench" --quick --csv "$out"
-test "$(wc -l < "$out")" -eq 12  # header + 11 measurements
+test "$(wc -l < "$out")" -eq 14  # header + 13 measurements

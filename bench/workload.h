@@ -25,6 +25,9 @@ class Client {
     // Streams `total` bytes in `chunk`-sized pieces; returns the nanoseconds
     // until the server acknowledged the last byte.
     virtual uint64_t Stream(size_t chunk, size_t total) = 0;
+    // Reads `size` bytes from the server and waits until they are here
+    // (rpma: rpma_read; TCP: a one-word request and a `size`-byte reply).
+    virtual std::vector<uint64_t> ReadLatency(size_t size, int iterations) = 0;
     // Message round trips of `size` bytes (send/recv both ways).
     virtual std::vector<uint64_t> PingPong(size_t size, int iterations) = 0;
 };
@@ -32,10 +35,13 @@ class Client {
 // Servers run in a child process until it is killed. They write one line to
 // `ready_fd` once clients may connect.
 [[noreturn]] void RunRawTcpServer(uint16_t port, int ready_fd);
-[[noreturn]] void RunRpmaServer(const std::string &port, int ready_fd);
+[[noreturn]] void RunRpmaServer(const std::string &addr, const std::string &port, int ready_fd);
 
 std::unique_ptr<Client> ConnectRawTcp(uint16_t port);
-std::unique_ptr<Client> ConnectRpma(const std::string &port);
+// busy_poll: wait for completions by polling the CQ (as perftest does)
+// instead of sleeping in rpma_cq_wait.
+std::unique_ptr<Client> ConnectRpma(const std::string &addr, const std::string &port,
+                                    bool busy_poll);
 
 }  // namespace rpma_bench
 

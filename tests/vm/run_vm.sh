@@ -18,7 +18,8 @@
 #               in DIR
 # Environment: VM_KERNEL_VERSION (default: newest /boot/vmlinuz-* with
 # modules), VM_QEMU (default qemu-system-x86_64), VM_ACCEL (default tcg),
-# VM_VMLINUX=0 (boot the compressed bzImage instead of the extracted vmlinux).
+# VM_VMLINUX=0 (boot the compressed bzImage instead of the extracted vmlinux),
+# VM_SMP (virtual CPUs per VM, default 1).
 #
 # Exit status: 0 only if every expected test printed PASS and every VM
 # printed VMTEST-DONE with the expected count. qemu's own exit status means
@@ -125,7 +126,7 @@ echo "vm: kernel $kver booted as $boot, $nodes VM(s), ${#case_names[@]} test(s),
 start_vm() {
     local n=$1
     shift
-    "$qemu" -accel "${VM_ACCEL:-tcg}" -cpu max -smp 1 -m "$memory" \
+    "$qemu" -accel "${VM_ACCEL:-tcg}" -cpu max -smp "${VM_SMP:-1}" -m "$memory" \
         -nographic -nodefaults -serial stdio -no-reboot \
         -kernel "$kernel" -initrd "$initrd" \
         -append "console=ttyS0 panic=-1 quiet loglevel=3 vmnode=$n vmnodes=$nodes" \
