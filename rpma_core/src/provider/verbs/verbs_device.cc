@@ -93,21 +93,11 @@ int Device::Listen(const char *addr, const char *port,
 int Device::Resolve(const char *addr, const char *port, int timeout_ms,
                     std::unique_ptr<provider::CmId> *id) {
     Owned<rdma_addrinfo> info;
-    int err = ResolveAddress(addr, port, AddressSide::kActive, &info);
-    if (err != 0)
-        return err;
     Owned<rdma_event_channel> channel;
-    err = CreateEventChannel(&channel);
+    Owned<rdma_cm_id> cm_id;
+    int err = CreateIdFor(addr, port, AddressSide::kActive, &info, &channel, &cm_id);
     if (err != 0)
         return err;
-    rdma_cm_id *raw_id = nullptr;
-    errno = 0;
-    if (rdma_create_id(channel.get(), &raw_id, nullptr, RDMA_PS_TCP) != 0) {
-        err = ErrnoOr(ENOMEM);
-        RPMA_LOG_ERROR("rdma_create_id failed: %s", strerror(err));
-        return err;
-    }
-    Owned<rdma_cm_id> cm_id(raw_id);
 
     errno = 0;
     if (rdma_resolve_addr(cm_id.get(), info->ai_src_addr, info->ai_dst_addr, timeout_ms) != 0) {

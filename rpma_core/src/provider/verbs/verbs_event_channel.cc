@@ -61,6 +61,24 @@ int CreateEventChannel(Owned<rdma_event_channel> *channel) {
     return 0;
 }
 
+int CreateIdFor(const char *addr, const char *port, AddressSide side, Owned<rdma_addrinfo> *info,
+                Owned<rdma_event_channel> *channel, Owned<rdma_cm_id> *id) {
+    int err = ResolveAddress(addr, port, side, info);
+    if (err == 0)
+        err = CreateEventChannel(channel);
+    if (err != 0)
+        return err;
+    rdma_cm_id *raw_id = nullptr;
+    errno = 0;
+    if (rdma_create_id(channel->get(), &raw_id, nullptr, RDMA_PS_TCP) != 0) {
+        err = ErrnoOr(ENOMEM);
+        RPMA_LOG_ERROR("rdma_create_id failed: %s", strerror(err));
+        return err;
+    }
+    id->reset(raw_id);
+    return 0;
+}
+
 int TryGetEvent(rdma_event_channel *channel, Owned<rdma_cm_event> *event) {
     int err = WaitReadable(channel->fd, 0);
     if (err == ETIMEDOUT)

@@ -10,12 +10,19 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "rpma_core/src/provider/verbs/verbs_address.h"
 #include "rpma_core/src/provider/verbs/verbs_owners.h"
 
 namespace rpma::provider::verbs {
 
 // rdma_create_event_channel. Returns 0 or an errno (logged).
 int CreateEventChannel(Owned<rdma_event_channel> *channel);
+
+// The start of listening and of connecting alike: addr:port resolved for
+// `side`, and a TCP-port-space CM id on an event channel of its own.
+// Returns 0 or an errno (logged).
+int CreateIdFor(const char *addr, const char *port, AddressSide side, Owned<rdma_addrinfo> *info,
+                Owned<rdma_event_channel> *channel, Owned<rdma_cm_id> *id);
 
 // The next event if one is pending, else EAGAIN. Other errnos: the read
 // failed.

@@ -16,21 +16,11 @@ namespace rpma::provider::verbs {
 int Listener::Create(const Device &device, const char *addr, const char *port,
                      std::unique_ptr<provider::Listener> *listener) {
     Owned<rdma_addrinfo> info;
-    int err = ResolveAddress(addr, port, AddressSide::kPassive, &info);
-    if (err != 0)
-        return err;
     Owned<rdma_event_channel> channel;
-    err = CreateEventChannel(&channel);
+    Owned<rdma_cm_id> id;
+    int err = CreateIdFor(addr, port, AddressSide::kPassive, &info, &channel, &id);
     if (err != 0)
         return err;
-    rdma_cm_id *raw_id = nullptr;
-    errno = 0;
-    if (rdma_create_id(channel.get(), &raw_id, nullptr, RDMA_PS_TCP) != 0) {
-        err = ErrnoOr(ENOMEM);
-        RPMA_LOG_ERROR("rdma_create_id failed: %s", strerror(err));
-        return err;
-    }
-    Owned<rdma_cm_id> id(raw_id);
     errno = 0;
     if (rdma_bind_addr(id.get(), info->ai_src_addr) != 0) {
         err = ErrnoOr(EADDRNOTAVAIL);
