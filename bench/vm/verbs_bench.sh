@@ -35,7 +35,12 @@ fi
 
 # "[verbs_bench] BENCH <tool> <metric> <size> <value>"
 sed -n 's/^\[verbs_bench\] BENCH //p' "$keep/vm-node1-console.log" | tr -d '\r' >"$keep/bench.txt"
-value() { awk -v t="$1" -v m="$2" -v s="$3" '$1 == t && $2 == m && $3 == s { print $4 }' "$keep/bench.txt"; }
+# The median of a measurement's rounds (one value: that value); perftest
+# sometimes prints "inf" for a statistic, which is no measurement.
+value() {
+    awk -v t="$1" -v m="$2" -v s="$3" '$1 == t && $2 == m && $3 == s && $4 ~ /^[0-9.]+$/ { print $4 }' \
+        "$keep/bench.txt" | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
 
 printf '\n%-26s %8s %12s %-14s %12s %9s  %s\n' workload size rpma baseline "" rpma/base floor
 missed=0
@@ -65,7 +70,7 @@ row "write+flush latency (us)" write_flush_latency 8 ib_write_lat write_round_tr
 row "write+flush latency (us)" write_flush_latency 4096 ib_write_lat write_round_trip - 0
 row "stream write (MiB/s)" stream_write 65536 ib_write_bw stream_write - 1
 row "stream write (MiB/s)" stream_write 1048576 ib_write_bw stream_write - 1
-echo "(medians; rpma write+flush is a write plus an APM flush read; ib_write_lat is shown as"
+echo "(medians; read latency: the median of three alternating rounds; rpma write+flush is a write plus an APM flush read; ib_write_lat is shown as"
 echo " the round trip of a write, twice the half round trip it reports)"
 grep '^info ' "$keep/bench.txt" | sed 's/^info /(VM /; s/ - / /; s/$/)/' || true
 exit "$missed"
