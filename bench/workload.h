@@ -13,7 +13,7 @@ namespace rpma_bench {
 
 // The largest payload any workload moves, and the remote region's size.
 constexpr size_t kMaxPayload = 1 << 20;
-constexpr size_t kRegionSize = 16 << 20;
+constexpr size_t kRegionSize = 2 << 20;
 
 class Client {
   public:
