@@ -147,23 +147,22 @@ void ProgressEngine::RunDeadlines() {
         std::lock_guard lock(mu_);
         const Clock::time_point now = Clock::now();
         timer_armed_ = false;
-        bool any_left = false;
-        Clock::time_point next{};
-        size_t kept = 0;
-        for (Deadline &deadline : deadlines_) {
-            if (deadline.at <= now) {
-                if (auto alive = deadline.handler.lock())
-                    due.push_back(std::move(alive));
-                continue;
-            }
-            if (!any_left || deadline.at < next)
-                next = deadline.at;
-            any_left = true;
-            deadlines_[kept++] = std::move(deadline);
+        // Not a move-to-front compaction: a std::weak_ptr moved onto itself
+        // comes out empty (libstdc++), which lost the deadlines of live
+        // handlers.
+        std::erase_if(deadlines_, [&](const Deadline &deadline) {
+            if (deadline.at > now)
+                return false;
+            if (auto alive = deadline.handler.lock())
+                due.push_back(std::move(alive));
+            return true;
+        });
+        if (!deadlines_.empty()) {
+            const auto earliest =
+                std::min_element(deadlines_.begin(), deadlines_.end(),
+                                 [](const Deadline &a, const Deadline &b) { return a.at < b.at; });
+            ArmTimerLocked(earliest->at);
         }
-        deadlines_.resize(kept);
-        if (any_left)
-            ArmTimerLocked(next);
     }
     for (auto &handler : due)
         handler->OnDeadline();
