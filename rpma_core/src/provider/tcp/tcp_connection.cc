@@ -401,6 +401,11 @@ bool Connection::DriveInbound(bool try_only) {
     RingDoorbell();
     if (!socket_.Valid() || !ReadingEnabled())
         return false;
+    if (try_only && std::exchange(posted_since_read_, false)) {
+        // A poll right after a post: the answer is at least a round trip
+        // away, so the read would only say EAGAIN. The next poll reads.
+        return false;
+    }
     ReadInbound();
     AfterProgress();
     return true;
@@ -775,6 +780,7 @@ void Connection::OnAccept() {
 // Reading and executing.
 
 void Connection::ReadInbound() {
+    posted_since_read_ = false;
     size_t budget = kReadBudgetBytes;
     // A read that came back short emptied the socket: another would only
     // say EAGAIN, and whoever watches the socket hears of the next bytes.
@@ -1449,6 +1455,7 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
     if (sequence != 0) {
         message.header.sequence = sequence;
         out_.Push(std::move(message));
+        posted_since_read_ = true;
     }
     FailOnFrontLocalError();
     if (may_wait_for_doorbell && sequence != 0 && WaitForDoorbell())

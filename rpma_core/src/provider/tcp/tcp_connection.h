@@ -157,8 +157,9 @@ class Connection final : public EventHandler,
     void EndInlineWait(bool *muted);
     // Runs the inbound processing the progress thread runs for a readable
     // socket, under the connection's lock, after sending what waits for a
-    // doorbell. With `try_only` it gives up when the lock is busy (never
-    // blocks: the reads are non-blocking anyway). True when it ran.
+    // doorbell. With `try_only` (a poll) it gives up when the lock is busy
+    // (never blocks: the reads are non-blocking anyway) and skips the read
+    // right after a post. True when it read.
     bool DriveInbound(bool try_only);
 
   private:
@@ -329,6 +330,10 @@ class Connection final : public EventHandler,
     bool ack_requested_ = false;
     // Initiator: requests posted since the last one that asked for one.
     uint32_t unrequested_acks_ = 0;
+    // A request went out since the socket was last read: a non-blocking
+    // poll (DriveInbound with try_only) skips one read, which could only
+    // come back empty that soon.
+    bool posted_since_read_ = false;
     Inbound in_;
     RegionCache local_regions_;
     RegionCache remote_regions_;

@@ -33,12 +33,13 @@ class Device final : public provider::Device {
     // address and route resolution); an unanswered request then waits for
     // the server application about as long as rdma_cm's retries would.
     static constexpr std::chrono::milliseconds kDefaultAwaitingReplyTimeout{20000};
-    // See SetInlineLinger. Off by default: while a mute lingers, one-sided
-    // work that arrives after the application stopped waiting is served up to
-    // the linger late, and a lingering mute was seen to outlive the deadline
-    // meant to lift it (disconnects then waited out their 2 s timeout). A
-    // latency-bound ping-pong loop may opt in (RPMA_TCP_INLINE_LINGER_US).
-    static constexpr std::chrono::microseconds kDefaultInlineLinger{0};
+    // See SetInlineLinger. A millisecond covers the gap between an
+    // application's completion and its next post and wait many times over;
+    // the price: work the peer starts while the application is neither
+    // waiting nor posting (one-sided requests, messages) is served up to that
+    // late, and a lone unsignaled request posted in the linger waits up to
+    // that long for its doorbell. RPMA_TCP_INLINE_LINGER_US=0 turns it off.
+    static constexpr std::chrono::microseconds kDefaultInlineLinger{1000};
 
     Device();
     ~Device() override = default;
