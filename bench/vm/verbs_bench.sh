@@ -17,13 +17,13 @@ else
     keep=$(mktemp -d)
 fi
 
-echo "verbs_bench: booting a Soft-RoCE VM (about a minute under TCG)..." >&2
+echo "verbs_bench: booting a Soft-RoCE VM; the whole run takes about 15 minutes under TCG..." >&2
 cd "$runfiles"
 status=0
 # Two vCPUs: perftest's latency tests spin on both ends at once, and on one
 # vCPU each iteration would wait out a scheduler tick.
-VM_SMP=2 tests/vm/run_vm.sh --nodes 1 --vm-timeout 900 --keep "$keep" \
-    --case verbs_bench 1 800 'sh bench/vm/vm_bench.sh' \
+VM_SMP=2 tests/vm/run_vm.sh --nodes 1 --vm-timeout 1800 --keep "$keep" \
+    --case verbs_bench 1 1700 'sh bench/vm/vm_bench.sh' \
     --file bench/vm/vm_bench.sh --file bench/rpma_bench \
     --file /usr/bin/ib_read_lat --file /usr/bin/ib_write_lat --file /usr/bin/ib_write_bw \
     >"$keep/run_vm.log" 2>&1 || status=$?
@@ -70,7 +70,7 @@ row "write+flush latency (us)" write_flush_latency 8 ib_write_lat write_round_tr
 row "write+flush latency (us)" write_flush_latency 4096 ib_write_lat write_round_trip - 0
 row "stream write (MiB/s)" stream_write 65536 ib_write_bw stream_write - 1
 row "stream write (MiB/s)" stream_write 1048576 ib_write_bw stream_write - 1
-echo "(medians; read latency: the median of three alternating rounds; rpma write+flush is a write plus an APM flush read; ib_write_lat is shown as"
+echo "(medians; read latency: the median of five alternating rounds after a warm-up round; rpma write+flush is a write plus an APM flush read; ib_write_lat is shown as"
 echo " the round trip of a write, twice the half round trip it reports)"
 grep '^info ' "$keep/bench.txt" | sed 's/^info /(VM /; s/ - / /; s/$/)/' || true
 exit "$missed"
