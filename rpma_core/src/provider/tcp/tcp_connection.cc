@@ -855,14 +855,10 @@ void Connection::ConsumeStaged() {
     OnHeader();
 }
 
-bool Connection::CopyPayload(const uint8_t *data, size_t length) {
+bool Connection::DestinationWindow(size_t length, RegionAccess *access, iovec *iov,
+                                   int *count) const {
     size_t skip = in_.payload_received;
-    if (in_.destination.empty()) {
-        memcpy(in_.small.data() + skip, data, length);
-        return true;
-    }
-    // Scoped to the copy, as for a syscall (see ReceivePayloadDirect).
-    RegionAccess access;
+    *count = 0;
     for (const MemorySegment &segment : in_.destination) {
         if (length == 0)
             break;
@@ -870,15 +866,34 @@ bool Connection::CopyPayload(const uint8_t *data, size_t length) {
             skip -= segment.length;
             continue;
         }
-        if (!access.Enter(segment.region.get())) {
-            OnPayloadRevoked();
+        if (!access->Enter(segment.region.get()))
             return false;
-        }
         const size_t part = std::min(segment.length - skip, length);
-        memcpy(segment.addr + skip, data, part);
-        data += part;
+        iov[*count].iov_base = segment.addr + skip;
+        iov[*count].iov_len = part;
+        ++*count;
         length -= part;
         skip = 0;
+    }
+    return true;
+}
+
+bool Connection::CopyPayload(const uint8_t *data, size_t length) {
+    if (in_.destination.empty()) {
+        memcpy(in_.small.data() + in_.payload_received, data, length);
+        return true;
+    }
+    // Scoped to the copy, as for a syscall (see ReceivePayloadDirect).
+    RegionAccess access;
+    iovec iov[kMaxSge];
+    int count = 0;
+    if (!DestinationWindow(length, &access, iov, &count)) {
+        OnPayloadRevoked();
+        return false;
+    }
+    for (int i = 0; i < count; ++i) {
+        memcpy(iov[i].iov_base, data, iov[i].iov_len);
+        data += iov[i].iov_len;
     }
     return true;
 }
@@ -900,28 +915,12 @@ ssize_t Connection::ReceivePayloadDirect(bool *revoked) {
     // should go straight to their destination too, not through the stage.
     iovec iov[kMaxSge + 1];
     int count = 0;
-    size_t skip = in_.payload_received;
-    size_t wanted = in_.payload_length - in_.payload_received;
     // Scoped to the syscall: completing the payload may drop the last
     // reference to a region, which must not be entered any more by then.
     RegionAccess access;
-    for (const MemorySegment &segment : in_.destination) {
-        if (wanted == 0)
-            break;
-        if (skip >= segment.length) {
-            skip -= segment.length;
-            continue;
-        }
-        if (!access.Enter(segment.region.get())) {
-            *revoked = true;
-            return -1;
-        }
-        const size_t length = std::min(segment.length - skip, wanted);
-        iov[count].iov_base = segment.addr + skip;
-        iov[count].iov_len = length;
-        ++count;
-        wanted -= length;
-        skip = 0;
+    if (!DestinationWindow(in_.payload_length - in_.payload_received, &access, iov, &count)) {
+        *revoked = true;
+        return -1;
     }
     if (stage_ == nullptr)
         stage_ = std::make_unique<uint8_t[]>(kStageSize);

@@ -34,6 +34,7 @@
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 
 #include <infiniband/verbs.h>
+#include <sys/uio.h>
 
 #include <array>
 #include <atomic>
@@ -233,6 +234,10 @@ class Connection final : public EventHandler,
     void ConsumeStaged();
     // False when a region was deregistered (the connection then breaks).
     bool CopyPayload(const uint8_t *data, size_t length);
+    // The next `length` bytes of the payload's destination (registered
+    // memory) as iovecs, at most kMaxSge; false when a region was
+    // deregistered. `access` keeps the regions entered.
+    bool DestinationWindow(size_t length, RegionAccess *access, iovec *iov, int *count) const;
     void OnPayloadRevoked();
     bool ReadPayloadDirect(size_t *budget, bool *drained);
     // readv into the payload's destination and the stage; *revoked when a
