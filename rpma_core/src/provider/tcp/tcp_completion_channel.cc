@@ -235,8 +235,9 @@ int CompletionChannel::WaitInline(CompletionQueue **fired) {
 }
 
 void CompletionChannel::AckEvents(provider::CompletionQueue *cq, unsigned int count) {
-    if (auto *tcp_cq = dynamic_cast<CompletionQueue *>(cq))
-        tcp_cq->NoteEventsAcked(count);
+    // Only the tcp device makes CQs on a tcp channel (Device::CreateCq).
+    if (cq != nullptr)
+        static_cast<CompletionQueue *>(cq)->NoteEventsAcked(count);
 }
 
 void CompletionChannel::Fire(CompletionQueue *cq) {

@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 
 #include <cerrno>
+#include <cstring>
 #include <utility>
 
 namespace rpma::provider::tcp {
@@ -49,17 +50,30 @@ bool IsResponse(const wire::Header &header) {
 
 }  // namespace
 
-void OutboundQueue::Push(OutboundMessage &&message) {
+OutboundQueue::Item &OutboundQueue::Append(const wire::Header &header, size_t payload_length) {
+    // A slot comes back released: no segments, nothing to reset.
     Item &item = items_.emplace_back();
-    item.header = wire::EncodeHeader(message.header);
-    item.total = wire::kHeaderSize + message.inline_length;
-    for (const MemorySegment &segment : message.segments)
-        item.total += segment.length;
+    item.header = wire::EncodeHeader(header);
+    item.message.header = header;
+    item.total = wire::kHeaderSize + payload_length;
     item.sent = 0;
-    if (IsResponse(message.header))
+    if (IsResponse(header))
         ++pending_responses_;
     queued_bytes_ += item.total;
-    item.message = std::move(message);
+    return item;
+}
+
+void OutboundQueue::Push(OutboundMessage &&message) {
+    size_t payload_length = message.inline_length;
+    for (const MemorySegment &segment : message.segments)
+        payload_length += segment.length;
+    Item &item = Append(message.header, payload_length);
+    // Only the bytes in use: the inline buffer is sized for a handshake.
+    item.message.inline_length = message.inline_length;
+    memcpy(item.message.inline_payload.data(), message.inline_payload.data(),
+           message.inline_length);
+    if (!message.segments.empty())
+        item.message.segments = std::move(message.segments);
 }
 
 void OutboundQueue::PushAck(uint64_t sequence) {
@@ -71,11 +85,10 @@ void OutboundQueue::PushAck(uint64_t sequence) {
             return;
         }
     }
-    OutboundMessage ack;
-    ack.header.opcode = wire::Opcode::kAck;
-    ack.header.sequence = sequence;
-    ack.inline_length = 0;
-    Push(std::move(ack));
+    wire::Header ack;
+    ack.opcode = wire::Opcode::kAck;
+    ack.sequence = sequence;
+    Append(ack, 0).message.inline_length = 0;
 }
 
 ssize_t OutboundQueue::SendSome(int fd, bool *revoked) {

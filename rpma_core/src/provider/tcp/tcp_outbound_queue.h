@@ -70,6 +70,9 @@ class OutboundQueue {
         void operator()(Item &item) const { item.message.segments.clear(); }
     };
 
+    // A new item at the tail for `header` and a payload of that length;
+    // the caller fills in the payload.
+    Item &Append(const wire::Header &header, size_t payload_length);
     // One sendmsg of what fits into an iovec batch; 0 when nothing could
     // be sent (*revoked tells why).
     ssize_t SendSome(int fd, bool *revoked);
