@@ -22,7 +22,8 @@ class SmallVector {
     SmallVector(SmallVector &&other) noexcept { MoveFrom(other); }
     SmallVector &operator=(SmallVector &&other) noexcept {
         if (this != &other) {
-            clear();
+            if (size_ != 0 || spilled_)
+                clear();
             MoveFrom(other);
         }
         return *this;
@@ -64,13 +65,18 @@ class SmallVector {
     }
 
   private:
+    // Into an empty vector (constructed or cleared). The heap is touched only
+    // when `other` spilled: most moves carry one inline element or none.
     void MoveFrom(SmallVector &other) {
         for (size_t i = 0; i < other.size_; ++i)
             inline_[i] = std::exchange(other.inline_[i], T{});
         size_ = std::exchange(other.size_, 0);
-        heap_ = std::move(other.heap_);
-        other.heap_.clear();
-        spilled_ = std::exchange(other.spilled_, false);
+        if (other.spilled_) {
+            heap_ = std::move(other.heap_);
+            other.heap_.clear();
+            spilled_ = true;
+            other.spilled_ = false;
+        }
     }
 
     std::array<T, N> inline_{};
