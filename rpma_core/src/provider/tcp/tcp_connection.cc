@@ -1450,11 +1450,15 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
         message.header.flags |= wire::kAckRequested;
     const bool may_wait_for_doorbell =
         !request_ack && !wr.is_read && wr.local_error == IBV_WC_SUCCESS;
+    const bool nothing_in_flight = sq_.Empty();
     const uint64_t sequence = sq_.Push(std::move(wr));
     if (sequence != 0) {
         message.header.sequence = sequence;
         out_.Push(std::move(message));
-        posted_since_read_ = true;
+        // Only the answer to this very request can be awaited: it is a
+        // round trip away. (With earlier requests in flight, their answers
+        // may be in already: a pipelining poller keeps reading.)
+        posted_since_read_ = posted_since_read_ || nothing_in_flight;
     }
     FailOnFrontLocalError();
     if (may_wait_for_doorbell && sequence != 0 && WaitForDoorbell())

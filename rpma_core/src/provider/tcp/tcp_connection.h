@@ -335,9 +335,9 @@ class Connection final : public EventHandler,
     bool ack_requested_ = false;
     // Initiator: requests posted since the last one that asked for one.
     uint32_t unrequested_acks_ = 0;
-    // A request went out since the socket was last read: a non-blocking
-    // poll (DriveInbound with try_only) skips one read, which could only
-    // come back empty that soon.
+    // Since the socket was last read, a request was posted while none was
+    // in flight: a non-blocking poll (DriveInbound with try_only) skips one
+    // read, which could only come back empty that soon.
     bool posted_since_read_ = false;
     Inbound in_;
     RegionCache local_regions_;
