@@ -51,10 +51,11 @@ bool IsResponse(const wire::Header &header) {
 }  // namespace
 
 OutboundQueue::Item &OutboundQueue::Append(const wire::Header &header, size_t payload_length) {
-    // A slot comes back released: no segments, nothing to reset.
+    // A slot comes back released (no segments); the rest is set here.
     Item &item = items_.emplace_back();
     item.header = wire::EncodeHeader(header);
     item.message.header = header;
+    item.message.inline_length = 0;
     item.total = wire::kHeaderSize + payload_length;
     item.sent = 0;
     if (IsResponse(header))
@@ -88,7 +89,7 @@ void OutboundQueue::PushAck(uint64_t sequence) {
     wire::Header ack;
     ack.opcode = wire::Opcode::kAck;
     ack.sequence = sequence;
-    Append(ack, 0).message.inline_length = 0;
+    Append(ack, 0);
 }
 
 ssize_t OutboundQueue::SendSome(int fd, bool *revoked) {
