@@ -300,6 +300,11 @@ int main(int argc, char **argv) {
                 getenv("RPMA_PROVIDER") ? getenv("RPMA_PROVIDER") : "auto", opt.addr.c_str(),
                 opt.run_tcp ? " vs raw TCP on 127.0.0.1" : "", opt.quick ? " (quick)" : "",
                 opt.pin_cpu >= 0 ? " (pinned to one CPU)" : "");
+        if (opt.pin_cpu < 0 && opt.run_tcp && opt.run_rpma && !opt.verbs)
+            fprintf(stderr,
+                    "rpma_bench: not pinned: where the scheduler puts each side decides whether "
+                    "a round trip\n  pays cross-CPU wake-ups, differently for each transport; "
+                    "the floors are read with --pin 0\n");
         const std::vector<size_t> write_sizes =
             opt.verbs ? std::vector<size_t>{8, 4096}
                       : std::vector<size_t>{8, 64, 512, 4096, 32768, 262144, 1048576};
