@@ -158,6 +158,9 @@ int CompletionChannel::WaitInline(CompletionQueue **fired) {
     bool use_epoll = poller.Use(this, id_, Fd());
     Catcher catcher{this, nullptr};
     int result = 0;
+    // Waiting on one connection: a blocking recv on its socket is the wait
+    // (until it times out once; then epoll serves the rest of this wait).
+    bool direct = waits.size() == 1;
     for (;;) {
         fds.clear();
         fds.push_back(pollfd{Fd(), POLLIN, 0});
@@ -170,6 +173,20 @@ int CompletionChannel::WaitInline(CompletionQueue **fired) {
                 wait.slot = static_cast<int>(fds.size());
                 fds.push_back(pollfd{fd, POLLIN, 0});
             }
+        }
+        if (direct && waits[0].fd >= 0) {
+            tls_catcher = &catcher;
+            const Connection::DirectRead read = waits[0].connection->ReadInboundBlocking();
+            tls_catcher = nullptr;
+            if (catcher.caught != nullptr) {
+                *fired = catcher.caught;
+                break;
+            }
+            if (fired_.Pop(fired) == 0)
+                break;
+            if (read == Connection::DirectRead::kRead)
+                continue;
+            direct = false;
         }
         if (use_epoll && poller.HasStrays(waits)) {
             poller.MarkStale();

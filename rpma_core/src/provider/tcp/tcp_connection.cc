@@ -1,5 +1,6 @@
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -38,6 +39,11 @@ constexpr size_t kDirectPayloadBytes = size_t{8} << 10;
 // Small unsignaled requests posted in the linger after an inline wait are
 // held for the next doorbell while the queue stays below this.
 constexpr size_t kDoorbellBatchBytes = size_t{64} << 10;
+// How long ReadInboundBlocking's recv waits before the waiter falls back to
+// epoll (the kernel rounds it up to a timer tick). Completions another
+// thread makes for a channel whose waiter is in that recv are seen when it
+// returns, so this also bounds their delay.
+constexpr int kDirectReadTimeoutUs = 1000;
 // Largest IBV_SEND_INLINE payload (the QP's max_inline_data).
 constexpr uint32_t kMaxInlineData = 64;
 
@@ -142,6 +148,7 @@ Connection::~Connection() = default;
 
 int Connection::AttachSocket(UniqueFd socket) {
     socket_ = std::move(socket);
+    socket_blocking_ = false;
     write_shut_down_ = false;
     interest_ = WantedEvents();
     const int err = deps_.engine->Add(socket_.Get(), interest_, shared_from_this(), &socket_token_);
@@ -156,8 +163,31 @@ void Connection::DetachSocket() {
     if (!socket_.Valid())
         return;
     deps_.engine->Remove(socket_token_, socket_.Get());
-    socket_.Reset();
+    if (reader_busy_) {
+        // Its number must not be reused under that recv: wake the reader
+        // (end of stream) and leave the close to it.
+        shutdown(socket_.Get(), SHUT_RDWR);
+        deferred_close_ = std::move(socket_);
+    } else {
+        socket_.Reset();
+    }
     interest_ = 0;
+}
+
+bool Connection::MakeSocketBlocking() {
+    if (socket_blocking_)
+        return true;
+    const int flags = fcntl(socket_.Get(), F_GETFL);
+    timeval timeout{};
+    timeout.tv_usec = kDirectReadTimeoutUs;
+    if (flags < 0 || fcntl(socket_.Get(), F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+        setsockopt(socket_.Get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) != 0) {
+        RPMA_LOG_WARNING("cannot prepare the socket to %s for blocking reads: %s", peer_.c_str(),
+                         strerror(errno));
+        return false;
+    }
+    socket_blocking_ = true;
+    return true;
 }
 
 int Connection::EnsureTimer() {
@@ -409,6 +439,46 @@ bool Connection::DriveInbound(bool try_only) {
     ReadInbound();
     AfterProgress();
     return true;
+}
+
+Connection::DirectRead Connection::ReadInboundBlocking() {
+    std::unique_lock lock(mu_);
+    RingDoorbell();
+    if (!socket_.Valid() || !ReadingEnabled() || reader_busy_ || inline_waiters_ != 1)
+        return DirectRead::kUnavailable;
+    if (stage_begin_ < stage_end_) {
+        ReadInbound();
+        AfterProgress();
+        return DirectRead::kRead;
+    }
+    if (!MakeSocketBlocking())
+        return DirectRead::kUnavailable;
+    if (stage_ == nullptr)
+        stage_ = std::make_unique<uint8_t[]>(kStageSize);
+    reader_busy_ = true;
+    const int fd = socket_.Get();
+    uint8_t *const stage = stage_.get();
+    lock.unlock();
+    const ssize_t got = recv(fd, stage, kStageSize, 0);
+    const int err = errno;
+    lock.lock();
+    reader_busy_ = false;
+    if (deferred_close_.Valid()) {
+        deferred_close_.Reset();  // closed meanwhile: what was read goes too
+        return DirectRead::kRead;
+    }
+    if (got < 0 && (err == EAGAIN || err == EWOULDBLOCK))
+        return DirectRead::kTimedOut;
+    if (!ReadingEnabled())
+        return DirectRead::kRead;  // closing meanwhile: what was read goes
+    errno = err;
+    if (ConsumeReadResult(got)) {
+        stage_begin_ = 0;
+        stage_end_ = static_cast<size_t>(got);
+        ReadInbound(/*drained=*/stage_end_ < kStageSize);
+    }
+    AfterProgress();
+    return DirectRead::kRead;
 }
 
 void Connection::OnTimer() {
@@ -779,12 +849,13 @@ void Connection::OnAccept() {
 // ---------------------------------------------------------------------------
 // Reading and executing.
 
-void Connection::ReadInbound() {
+void Connection::ReadInbound(bool drained) {
+    if (reader_busy_)
+        return;  // ReadInboundBlocking has the socket; it reads on return
     posted_since_read_ = false;
     size_t budget = kReadBudgetBytes;
     // A read that came back short emptied the socket: another would only
     // say EAGAIN, and whoever watches the socket hears of the next bytes.
-    bool drained = false;
     while (ReadingEnabled()) {
         if (stage_begin_ < stage_end_) {
             ConsumeStaged();
@@ -927,7 +998,10 @@ ssize_t Connection::ReceivePayloadDirect(bool *revoked) {
     iov[count].iov_base = stage_.get();
     iov[count].iov_len = wire::kHeaderSize;
     ++count;
-    return readv(socket_.Get(), iov, count);
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(count);
+    return recvmsg(socket_.Get(), &msg, MSG_DONTWAIT);
 }
 
 bool Connection::ReadPayloadDirect(size_t *budget, bool *drained) {

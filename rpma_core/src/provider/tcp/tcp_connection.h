@@ -163,6 +163,19 @@ class Connection final : public EventHandler,
     // right after a post. True when it read.
     bool DriveInbound(bool try_only);
 
+    // The inline wait of a thread that waits on this connection alone: one
+    // blocking recv on the socket (bounded by kDirectReadTimeoutUs, as
+    // SO_RCVTIMEO) instead of epoll_wait and a non-blocking recv, then the
+    // same inbound processing as DriveInbound. The lock is not held across
+    // the recv; meanwhile nobody else reads the socket (reader_busy_) and a
+    // close is deferred to the reader (shutdown wakes it).
+    enum class DirectRead {
+        kRead,         // read (or the connection changed): wait on
+        kTimedOut,     // nothing arrived in time: wait with epoll instead
+        kUnavailable,  // not for this connection now: wait with epoll
+    };
+    DirectRead ReadInboundBlocking();
+
   private:
     enum class State {
         kIdle,             // active: resolved, Connect not called
@@ -225,8 +238,13 @@ class Connection final : public EventHandler,
     void PushHandshake(wire::Opcode opcode, const void *private_data, size_t length);
 
     // Reading: through the stage, or straight into a large payload's
-    // destination; *drained once a read came back short.
-    void ReadInbound();
+    // destination; *drained once a read came back short. `drained`: the
+    // last read came back short already. Nothing while a blocking reader
+    // has the socket.
+    void ReadInbound(bool drained = false);
+    // Clears O_NONBLOCK (every other socket call says MSG_DONTWAIT) and sets
+    // SO_RCVTIMEO, once per socket, for ReadInboundBlocking.
+    bool MakeSocketBlocking();
     // False when reading must stop (would block, EOF, error).
     bool ConsumeReadResult(ssize_t result);
     bool FillStage(size_t *budget, bool *drained);
@@ -288,6 +306,11 @@ class Connection final : public EventHandler,
     State state_;
     UniqueFd socket_;
     uint64_t socket_token_ = 0;
+    // ReadInboundBlocking is in recv on the socket, without the lock.
+    bool reader_busy_ = false;
+    // The socket was detached under that recv: its reader closes it.
+    UniqueFd deferred_close_;
+    bool socket_blocking_ = false;
     uint32_t interest_ = 0;
     // Application threads polling the socket inline: while any does, or the
     // linger after the last one runs (mute_lease_ until lease_until_), the

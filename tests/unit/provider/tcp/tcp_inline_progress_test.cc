@@ -438,6 +438,40 @@ TEST_F(TcpInlineProgress, BusyPollerNeverBlocksNorStarvesTheProgressThread) {
     EXPECT_LT(longest_poll_us.load(), 500000);
 }
 
+// A thread waiting on a single connection sleeps in a blocking recv on its
+// socket (ReadInboundBlocking), without the connection's lock. Another
+// thread that ends the connection meanwhile must wake it and hand it its
+// completions, whichever of the two gets there first.
+TEST_F(TcpInlineProgress, WaiterInABlockingReadWakesWhenAnotherThreadDisconnects) {
+    PostRecv(server, *remote, 0, 64, 80);
+    auto server_side = std::async(std::launch::async, [this] {
+        return BlockingWaitOne(server.recv, "the server's inline wait");
+    });
+    ASSERT_EQ(server.id->Disconnect(), 0);
+    const ibv_wc flushed = server_side.get();
+    EXPECT_EQ(flushed.wr_id, 80u);
+    EXPECT_EQ(flushed.status, IBV_WC_WR_FLUSH_ERR);
+    EXPECT_EQ(WaitEventType(*client.id), CmEventType::kDisconnected);
+}
+
+TEST_F(TcpInlineProgress, WaiterInABlockingReadWakesWhenAnotherThreadBreaksTheConnection) {
+    // A request with a local protection error breaks the connection in the
+    // posting thread: the socket is closed under the waiter's recv.
+    PostRecv(client, *local, 0, 64, 90);
+    auto client_side = std::async(std::launch::async, [this] {
+        return BlockingWaitOne(client.recv, "the client's inline wait");
+    });
+    ibv_sge sge = local->Sge(0, 64);
+    sge.lkey ^= 0x5a5a;
+    ASSERT_EQ(client.qp().PostSend(SendWr(IBV_WR_SEND, &sge, 91, 0, 0, /*signaled=*/true)), 0);
+    const ibv_wc flushed = client_side.get();
+    EXPECT_EQ(flushed.wr_id, 90u);
+    EXPECT_EQ(flushed.status, IBV_WC_WR_FLUSH_ERR);
+    const ibv_wc failed = client.send.WaitOne();
+    EXPECT_EQ(failed.wr_id, 91u);
+    EXPECT_EQ(failed.status, IBV_WC_LOC_PROT_ERR);
+}
+
 class TcpInlineProgressSmallSendQueue : public TcpInlineProgress {
   protected:
     PairOptions Options() override {
