@@ -162,6 +162,21 @@ int CompletionChannel::WaitInline(CompletionQueue **fired) {
     // (until it times out once; then epoll serves the rest of this wait).
     bool direct = waits.size() == 1;
     for (;;) {
+        if (direct) {
+            tls_catcher = &catcher;
+            const Connection::DirectRead read =
+                waits[0].connection->WaitDirect(&waits[0].muted, &catcher.caught);
+            tls_catcher = nullptr;
+            if (catcher.caught != nullptr) {
+                *fired = catcher.caught;
+                break;
+            }
+            if (fired_.Pop(fired) == 0)
+                break;
+            if (read == Connection::DirectRead::kRead)
+                continue;
+            direct = false;
+        }
         fds.clear();
         fds.push_back(pollfd{Fd(), POLLIN, 0});
         for (InlineWait &wait : waits) {
@@ -173,20 +188,6 @@ int CompletionChannel::WaitInline(CompletionQueue **fired) {
                 wait.slot = static_cast<int>(fds.size());
                 fds.push_back(pollfd{fd, POLLIN, 0});
             }
-        }
-        if (direct && waits[0].fd >= 0) {
-            tls_catcher = &catcher;
-            const Connection::DirectRead read = waits[0].connection->ReadInboundBlocking();
-            tls_catcher = nullptr;
-            if (catcher.caught != nullptr) {
-                *fired = catcher.caught;
-                break;
-            }
-            if (fired_.Pop(fired) == 0)
-                break;
-            if (read == Connection::DirectRead::kRead)
-                continue;
-            direct = false;
         }
         if (use_epoll && poller.HasStrays(waits)) {
             poller.MarkStale();

@@ -39,7 +39,7 @@ constexpr size_t kDirectPayloadBytes = size_t{8} << 10;
 // Small unsignaled requests posted in the linger after an inline wait are
 // held for the next doorbell while the queue stays below this.
 constexpr size_t kDoorbellBatchBytes = size_t{64} << 10;
-// How long ReadInboundBlocking's recv waits before the waiter falls back to
+// How long WaitDirect's recv waits before the waiter falls back to
 // epoll (the kernel rounds it up to a timer tick). Completions another
 // thread makes for a channel whose waiter is in that recv are seen when it
 // returns, so this also bounds their delay.
@@ -375,12 +375,23 @@ void Connection::EndInlineWait(bool *muted) {
     if (!*muted)
         return;
     std::lock_guard lock(mu_);
+    EndInlineWaitLocked(muted);
+}
+
+void Connection::EndInlineWaitLocked(bool *muted) {
+    if (!*muted)
+        return;
     --inline_waiters_;
     *muted = false;
     if (inline_waiters_ == 0) {
         const int linger_us = deps_.inline_linger_us->load(std::memory_order_relaxed);
+        const bool renewing = mute_lease_ && deadline_scheduled_;
         mute_lease_ = linger_us > 0 && socket_.Valid() && ReadingEnabled();
-        if (mute_lease_) {
+        if (mute_lease_ && renewing) {
+            // The running lease's deadline extends it (no clock read per wait).
+            lease_renewed_ = true;
+        } else if (mute_lease_) {
+            lease_renewed_ = false;
             lease_until_ = ProgressEngine::Clock::now() + std::chrono::microseconds(linger_us);
             ScheduleDeadline(lease_until_);
         }
@@ -404,9 +415,15 @@ void Connection::OnDeadline() {
     if (doorbell_pending_ && doorbell_by_ <= now)
         RingDoorbell();
     if (Lingering() && lease_until_ <= now) {
-        // Nobody came back: the progress thread serves the socket again
-        // (level-triggered, so whatever arrived meanwhile is picked up).
-        mute_lease_ = false;
+        if (std::exchange(lease_renewed_, false)) {
+            // A wait ended during the lease: it runs another linger.
+            lease_until_ = now + std::chrono::microseconds(
+                                     deps_.inline_linger_us->load(std::memory_order_relaxed));
+        } else {
+            // Nobody came back: the progress thread serves the socket again
+            // (level-triggered, so whatever arrived meanwhile is picked up).
+            mute_lease_ = false;
+        }
     }
     if (doorbell_pending_)
         ScheduleDeadline(doorbell_by_);
@@ -441,43 +458,53 @@ bool Connection::DriveInbound(bool try_only) {
     return true;
 }
 
-Connection::DirectRead Connection::ReadInboundBlocking() {
+Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *const *caught) {
     std::unique_lock lock(mu_);
     RingDoorbell();
-    if (!socket_.Valid() || !ReadingEnabled() || reader_busy_ || inline_waiters_ != 1)
+    if (!socket_.Valid() || !ReadingEnabled() || reader_busy_) {
+        EndInlineWaitLocked(muted);
         return DirectRead::kUnavailable;
-    if (stage_begin_ < stage_end_) {
-        ReadInbound();
-        AfterProgress();
-        return DirectRead::kRead;
     }
-    if (!MakeSocketBlocking())
-        return DirectRead::kUnavailable;
-    if (stage_ == nullptr)
-        stage_ = std::make_unique<uint8_t[]>(kStageSize);
-    reader_busy_ = true;
-    const int fd = socket_.Get();
-    uint8_t *const stage = stage_.get();
-    lock.unlock();
-    const ssize_t got = recv(fd, stage, kStageSize, 0);
-    const int err = errno;
-    lock.lock();
-    reader_busy_ = false;
-    if (deferred_close_.Valid()) {
-        deferred_close_.Reset();  // closed meanwhile: what was read goes too
-        return DirectRead::kRead;
+    if (!*muted) {
+        ++inline_waiters_;
+        *muted = true;
+        UpdateInterest();
     }
-    if (got < 0 && (err == EAGAIN || err == EWOULDBLOCK))
-        return DirectRead::kTimedOut;
-    if (!ReadingEnabled())
-        return DirectRead::kRead;  // closing meanwhile: what was read goes
-    errno = err;
-    if (ConsumeReadResult(got)) {
+    if (inline_waiters_ != 1)
+        return DirectRead::kUnavailable;  // another thread waits on it too
+    if (stage_begin_ == stage_end_) {
+        if (!MakeSocketBlocking())
+            return DirectRead::kUnavailable;
+        if (stage_ == nullptr)
+            stage_ = std::make_unique<uint8_t[]>(kStageSize);
+        reader_busy_ = true;
+        const int fd = socket_.Get();
+        uint8_t *const stage = stage_.get();
+        lock.unlock();
+        const ssize_t got = recv(fd, stage, kStageSize, 0);
+        const int err = errno;
+        lock.lock();
+        reader_busy_ = false;
+        if (deferred_close_.Valid()) {
+            deferred_close_.Reset();  // closed meanwhile: what was read goes too
+            return DirectRead::kRead;
+        }
+        if (got < 0 && (err == EAGAIN || err == EWOULDBLOCK))
+            return DirectRead::kTimedOut;
+        if (!ReadingEnabled())
+            return DirectRead::kRead;  // closing meanwhile: what was read goes
+        errno = err;
+        if (!ConsumeReadResult(got)) {
+            AfterProgress();
+            return DirectRead::kRead;
+        }
         stage_begin_ = 0;
         stage_end_ = static_cast<size_t>(got);
-        ReadInbound(/*drained=*/stage_end_ < kStageSize);
     }
+    ReadInbound(/*drained=*/stage_end_ - stage_begin_ < kStageSize);
     AfterProgress();
+    if (*caught != nullptr)
+        EndInlineWaitLocked(muted);
     return DirectRead::kRead;
 }
 
@@ -851,7 +878,7 @@ void Connection::OnAccept() {
 
 void Connection::ReadInbound(bool drained) {
     if (reader_busy_)
-        return;  // ReadInboundBlocking has the socket; it reads on return
+        return;  // WaitDirect has the socket; it reads on return
     posted_since_read_ = false;
     size_t budget = kReadBudgetBytes;
     // A read that came back short emptied the socket: another would only
@@ -1553,11 +1580,9 @@ bool Connection::WaitForDoorbell() {
     if (out_.QueuedBytes() > kDoorbellBatchBytes)
         return false;
     if (!doorbell_pending_) {
+        // The lease's deadline (at most a linger away) rings it at the latest.
         doorbell_pending_ = true;
-        doorbell_by_ =
-            ProgressEngine::Clock::now() +
-            std::chrono::microseconds(deps_.inline_linger_us->load(std::memory_order_relaxed));
-        ScheduleDeadline(doorbell_by_);
+        doorbell_by_ = lease_until_;
     }
     return true;
 }

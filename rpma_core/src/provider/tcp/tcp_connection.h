@@ -163,18 +163,20 @@ class Connection final : public EventHandler,
     // right after a post. True when it read.
     bool DriveInbound(bool try_only);
 
-    // The inline wait of a thread that waits on this connection alone: one
-    // blocking recv on the socket (bounded by kDirectReadTimeoutUs, as
-    // SO_RCVTIMEO) instead of epoll_wait and a non-blocking recv, then the
-    // same inbound processing as DriveInbound. The lock is not held across
-    // the recv; meanwhile nobody else reads the socket (reader_busy_) and a
-    // close is deferred to the reader (shutdown wakes it).
+    // The inline wait of a thread that waits on this connection alone: what
+    // PrepareInlineWait does, then one blocking recv on the socket (bounded
+    // by kDirectReadTimeoutUs, as SO_RCVTIMEO) instead of epoll_wait and a
+    // non-blocking recv, then the same inbound processing as DriveInbound;
+    // when that made the completion the waiter wants (*caught set), the
+    // wait ends here too (EndInlineWait). The lock is not held across the
+    // recv; meanwhile nobody else reads the socket (reader_busy_) and a close
+    // is deferred to the reader (shutdown wakes it).
     enum class DirectRead {
         kRead,         // read (or the connection changed): wait on
         kTimedOut,     // nothing arrived in time: wait with epoll instead
         kUnavailable,  // not for this connection now: wait with epoll
     };
-    DirectRead ReadInboundBlocking();
+    DirectRead WaitDirect(bool *muted, CompletionQueue *const *caught);
 
   private:
     enum class State {
@@ -226,6 +228,7 @@ class Connection final : public EventHandler,
     void RingDoorbell();
     // The linger after the last inline wait is running.
     bool Lingering() const { return mute_lease_ && inline_waiters_ == 0; }
+    void EndInlineWaitLocked(bool *muted);
     void ScheduleDeadline(ProgressEngine::Clock::time_point at);
     // Sends what the socket takes now; the rest goes out on EPOLLOUT.
     void FlushOutbound();
@@ -243,7 +246,7 @@ class Connection final : public EventHandler,
     // has the socket.
     void ReadInbound(bool drained = false);
     // Clears O_NONBLOCK (every other socket call says MSG_DONTWAIT) and sets
-    // SO_RCVTIMEO, once per socket, for ReadInboundBlocking.
+    // SO_RCVTIMEO, once per socket, for WaitDirect.
     bool MakeSocketBlocking();
     // False when reading must stop (would block, EOF, error).
     bool ConsumeReadResult(ssize_t result);
@@ -306,7 +309,7 @@ class Connection final : public EventHandler,
     State state_;
     UniqueFd socket_;
     uint64_t socket_token_ = 0;
-    // ReadInboundBlocking is in recv on the socket, without the lock.
+    // WaitDirect is in recv on the socket, without the lock.
     bool reader_busy_ = false;
     // The socket was detached under that recv: its reader closes it.
     UniqueFd deferred_close_;
@@ -318,8 +321,11 @@ class Connection final : public EventHandler,
     int inline_waiters_ = 0;
     bool mute_lease_ = false;
     ProgressEngine::Clock::time_point lease_until_;
+    // A wait ended during the running lease: its deadline extends it.
+    bool lease_renewed_ = false;
     // Posted messages in out_ that no sendmsg was tried for yet: the next
-    // post, wait or poll sends them, at the latest doorbell_by_.
+    // post, wait or poll sends them, at the latest doorbell_by_ (the end of
+    // the lease when the first of them was posted).
     bool doorbell_pending_ = false;
     ProgressEngine::Clock::time_point doorbell_by_;
     // The earliest OnDeadline asked of the engine, if any.
