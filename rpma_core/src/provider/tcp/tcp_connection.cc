@@ -604,7 +604,7 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
     // A destroyed QP reports nothing more, like a verbs QP.
     sq_.Detach();
     in_.has_receive = false;
-    in_.receive = {};
+    ReleaseReceive();
     rq_ = nullptr;
     private_rq_.reset();
     has_qp_ = false;
@@ -957,7 +957,7 @@ bool Connection::DestinationWindow(size_t length, RegionAccess *access, iovec *i
                                    int *count) const {
     size_t skip = in_.payload_received;
     *count = 0;
-    for (const MemorySegment &segment : in_.destination) {
+    for (const MemorySegment &segment : in_.Destination()) {
         if (length == 0)
             break;
         if (skip >= segment.length) {
@@ -977,7 +977,7 @@ bool Connection::DestinationWindow(size_t length, RegionAccess *access, iovec *i
 }
 
 bool Connection::CopyPayload(const uint8_t *data, size_t length) {
-    if (in_.destination.empty()) {
+    if (in_.Destination().empty()) {
         memcpy(in_.small.data() + in_.payload_received, data, length);
         return true;
     }
@@ -1056,7 +1056,7 @@ bool Connection::ReadPayloadDirect(size_t *budget, bool *drained) {
 }
 
 void Connection::BeginPayload(size_t length) {
-    if (in_.destination.empty() && length > in_.small.size())
+    if (in_.Destination().empty() && length > in_.small.size())
         return ProtocolError("payload without a destination");
     in_.payload_length = length;
     in_.payload_received = 0;
@@ -1071,6 +1071,7 @@ void Connection::BeginPayload(size_t length) {
 void Connection::OnHeader() {
     const wire::Header &header = in_.header;
     in_.destination.clear();
+    in_.into_receive = false;
     switch (header.opcode) {
         case wire::Opcode::kConnectRequest:
             if (active_ || state_ != State::kAwaitingRequest)
@@ -1095,12 +1096,17 @@ void Connection::OnHeader() {
         case wire::Opcode::kDisconnect:
             return OnDisconnectMessage();
         case wire::Opcode::kAck:
-            return OnAck(header);
+            return OnAck(header.sequence);
         case wire::Opcode::kNak:
             return OnNak(header);
         case wire::Opcode::kReadResponse:
             return OnReadResponseHeader(header);
         default:
+            if (header.flags & wire::kCarriesAck) {
+                OnAck(header.remote_addr);
+                if (!IsLive())
+                    return;
+            }
             return OnRequestHeader();
     }
 }
@@ -1191,7 +1197,7 @@ void Connection::OnRequestHeader() {
                 return RejectRequest(IBV_WC_REM_INV_REQ_ERR,
                                      "message larger than the posted receive");
             }
-            in_.destination = in_.receive.segments;
+            in_.into_receive = true;
             return BeginPayload(header.length);
         default:
             return ProtocolError("unexpected opcode");
@@ -1296,13 +1302,23 @@ void Connection::CompleteReceive(ibv_wc_status status, ibv_wc_opcode opcode, uin
     }
     SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
     in_.has_receive = false;
-    in_.receive = {};
+    ReleaseReceive();
 }
 
-void Connection::OnAck(const wire::Header &header) {
+void Connection::ReleaseReceive() {
+    if (in_.into_receive && in_.phase == Inbound::Phase::kPayload) {
+        // Its payload is still arriving (flushed early, or the QP went):
+        // the rest goes where it was going.
+        in_.destination = std::move(in_.receive.segments);
+    }
+    in_.into_receive = false;
+    in_.receive.segments.clear();
+}
+
+void Connection::OnAck(uint64_t sequence) {
     if (!IsLive())
         return ProtocolError("unexpected ACK");
-    if (!sq_.Acknowledge(header.sequence))
+    if (!sq_.Acknowledge(sequence))
         return ProtocolError("ACK for a request that was never sent or not yet answered");
     FailOnFrontLocalError();
 }

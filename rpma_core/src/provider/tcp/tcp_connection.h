@@ -200,8 +200,13 @@ class Connection final : public EventHandler,
         uint8_t header_bytes[wire::kHeaderSize] = {};
         size_t header_received = 0;
         wire::Header header;
-        // Payload destination: registered memory, or `small` when empty.
+        // Payload destination: registered memory (`destination`, or the
+        // receive's buffers when into_receive), or `small` when empty.
         SegmentList destination;
+        bool into_receive = false;
+        const SegmentList &Destination() const {
+            return into_receive ? receive.segments : destination;
+        }
         MemorySegment atomic_target;
         std::array<uint8_t, wire::kMaxHandshakePayload> small{};
         size_t payload_length = 0;
@@ -269,7 +274,7 @@ class Connection final : public EventHandler,
     void OnPayloadComplete();
     void OnRequestHeader();
     bool AcquireReceive();
-    void OnAck(const wire::Header &header);
+    void OnAck(uint64_t sequence);
     void OnNak(const wire::Header &header);
     void OnReadResponseHeader(const wire::Header &header);
     void OnDisconnectMessage();
@@ -278,6 +283,8 @@ class Connection final : public EventHandler,
     void CompleteRequest();
     void CompleteReceive(ibv_wc_status status, ibv_wc_opcode opcode, uint32_t byte_len,
                          bool with_imm);
+    // Drops in_.receive, keeping a payload in progress going into its buffers.
+    void ReleaseReceive();
 
     // Posting.
     int CheckCanPost() const;

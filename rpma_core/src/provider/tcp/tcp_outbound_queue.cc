@@ -80,9 +80,16 @@ void OutboundQueue::Push(OutboundMessage &&message) {
 void OutboundQueue::PushAck(uint64_t sequence) {
     if (!items_.empty()) {
         Item &tail = items_.back();
-        if (tail.message.header.opcode == wire::Opcode::kAck && tail.sent == 0) {
-            tail.message.header.sequence = sequence;
-            tail.header = wire::EncodeHeader(tail.message.header);
+        wire::Header &header = tail.message.header;
+        if (header.opcode == wire::Opcode::kAck && tail.sent == 0) {
+            header.sequence = sequence;
+            tail.header = wire::EncodeHeader(header);
+            return;
+        }
+        if (wire::IsSend(header.opcode) && tail.sent == 0) {
+            header.flags |= wire::kCarriesAck;
+            header.remote_addr = sequence;
+            tail.header = wire::EncodeHeader(header);
             return;
         }
     }

@@ -48,7 +48,7 @@ class OutboundQueue {
 
     void Push(OutboundMessage &&message);
     // ACKs are cumulative: an ACK still waiting untouched at the tail is
-    // raised instead of queueing another one.
+    // raised instead of queueing another one, and a SEND there carries it.
     void PushAck(uint64_t sequence);
     FlushResult Flush(int fd);
 

@@ -18,26 +18,6 @@ int ReceiveQueue::Post(const ibv_recv_wr &wr, RegionCache *cache) {
                        kMaxSge);
         return EINVAL;
     }
-    PostedReceive receive;
-    receive.wr_id = wr.wr_id;
-    for (int i = 0; i < wr.num_sge; ++i) {
-        const ibv_sge &sge = wr.sg_list[i];
-        if (sge.length == 0)
-            continue;
-        MemorySegment segment;
-        if (!memory_.ResolveLocal(sge, pd_id_, IBV_ACCESS_LOCAL_WRITE, &segment, cache)) {
-            RPMA_LOG_ERROR(
-                "receive buffer %#llx+%u is not inside a memory region with lkey %#x "
-                "and local write access; the receive will complete with "
-                "IBV_WC_LOC_PROT_ERR",
-                static_cast<unsigned long long>(sge.addr), sge.length, sge.lkey);
-            receive.buffers_valid = false;
-            continue;
-        }
-        receive.capacity += sge.length;
-        receive.segments.push_back(std::move(segment));
-    }
-
     std::vector<std::weak_ptr<ReceiveWaiter>> waiters;
     {
         std::unique_lock lock(mu_, std::defer_lock);
@@ -47,8 +27,30 @@ int ReceiveQueue::Post(const ibv_recv_wr &wr, RegionCache *cache) {
             RPMA_LOG_ERROR("cannot post a receive: all %u receive slots are in use", max_wr_);
             return ENOMEM;
         }
-        posted_.emplace_back() = std::move(receive);
-        waiters.swap(waiters_);
+        // Built in place; a slot comes back released (no segments).
+        PostedReceive &receive = posted_.emplace_back();
+        receive.wr_id = wr.wr_id;
+        receive.capacity = 0;
+        receive.buffers_valid = true;
+        for (int i = 0; i < wr.num_sge; ++i) {
+            const ibv_sge &sge = wr.sg_list[i];
+            if (sge.length == 0)
+                continue;
+            MemorySegment segment;
+            if (!memory_.ResolveLocal(sge, pd_id_, IBV_ACCESS_LOCAL_WRITE, &segment, cache)) {
+                RPMA_LOG_ERROR(
+                    "receive buffer %#llx+%u is not inside a memory region with lkey %#x "
+                    "and local write access; the receive will complete with "
+                    "IBV_WC_LOC_PROT_ERR",
+                    static_cast<unsigned long long>(sge.addr), sge.length, sge.lkey);
+                receive.buffers_valid = false;
+                continue;
+            }
+            receive.capacity += sge.length;
+            receive.segments.push_back(std::move(segment));
+        }
+        if (!waiters_.empty())
+            waiters.swap(waiters_);
     }
     for (auto &waiter : waiters) {
         engine_.Post([waiter = std::move(waiter)] {

@@ -85,8 +85,11 @@ ParseError ParseHeader(const uint8_t (&bytes)[kHeaderSize], Header *header) {
 
     if (h.length > kMaxMessageLength)
         return ParseError::kBadLength;
-    const uint8_t type_flags =
-        IsRequest(h.opcode) ? static_cast<uint8_t>(h.flags & ~kAckRequested) : h.flags;
+    uint8_t type_flags = h.flags;
+    if (IsRequest(h.opcode))
+        type_flags &= static_cast<uint8_t>(~kAckRequested);
+    if (IsSend(h.opcode))
+        type_flags &= static_cast<uint8_t>(~kCarriesAck);
     if (h.opcode == Opcode::kFlush) {
         if (type_flags != kFlushPersistent && type_flags != kFlushVisibility)
             return ParseError::kBadFlags;
@@ -157,6 +160,10 @@ bool IsRequest(Opcode opcode) {
         default:
             return false;
     }
+}
+
+bool IsSend(Opcode opcode) {
+    return opcode == Opcode::kSend || opcode == Opcode::kSendWithImm;
 }
 
 const char *OpcodeName(Opcode opcode) {

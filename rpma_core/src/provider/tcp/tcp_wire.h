@@ -4,11 +4,13 @@
 //   offset  size  field
 //        0     1  opcode       (Opcode)
 //        1     1  flags        (requests: kAckRequested, plus for FLUSH
-//                               one FlushFlags type; otherwise 0)
+//                               one FlushFlags type, for SEND and
+//                               SEND_WITH_IMM kCarriesAck; otherwise 0)
 //        2     2  reserved     (must be 0)
 //        4     4  length       (payload length, or the range length of
 //                               READ_REQUEST and FLUSH, which carry none)
-//        8     8  remote_addr  (target virtual address of one-sided ops)
+//        8     8  remote_addr  (target virtual address of one-sided ops;
+//                               SEND with kCarriesAck: a cumulative ACK)
 //       16     4  rkey         (NAK: the ibv_wc_status to report)
 //       20     4  imm          (immediate data, sent as the application's
 //                               four bytes, already in network order)
@@ -20,8 +22,9 @@
 // requested: a request flagged kAckRequested is acknowledged as soon as it
 // is applied (the initiator sets it on signaled WRs and whenever half its
 // send queue awaits an answer); the ACK for other requests rides along with
-// the next message the target sends anyway (same sendmsg) or with the next
-// requested one. So a message and its reply cost one segment each way.
+// the next message the target sends anyway (same sendmsg; a SEND carries it
+// in its own header, kCarriesAck) or with the next requested one. So a
+// message and its reply cost one segment, and a SEND one header, each way.
 //
 // CONNECT_REQUEST and ACCEPT carry a HandshakePrefix (magic, version, the
 // sender's send-queue depth) followed by up to 56 bytes of private data. The
@@ -66,11 +69,14 @@ enum FlushFlags : uint8_t {
 
 // Any request: acknowledge it as soon as it is applied.
 inline constexpr uint8_t kAckRequested = 0x80;
+// SEND and SEND_WITH_IMM, which address no remote memory: remote_addr is
+// a cumulative ACK (as the sequence of an ACK message) sent along.
+inline constexpr uint8_t kCarriesAck = 0x40;
 
 inline constexpr size_t kHeaderSize = 32;
 inline constexpr size_t kMaxPrivateData = 56;
 inline constexpr uint32_t kMagic = 0x414d5052;  // "RPMA" in little-endian
-inline constexpr uint16_t kVersion = 2;         // 2: kAckRequested
+inline constexpr uint16_t kVersion = 3;         // 2: kAckRequested, 3: kCarriesAck
 inline constexpr size_t kHandshakePrefixSize = 12;
 inline constexpr size_t kMaxHandshakePayload = kHandshakePrefixSize + kMaxPrivateData;
 // Payloads and ranges are capped like an ibv_sge length (and below SSIZE_MAX).
@@ -107,6 +113,7 @@ const char *ParseErrorString(ParseError error);
 uint32_t PayloadLength(const Header &header);
 
 bool IsRequest(Opcode opcode);
+bool IsSend(Opcode opcode);
 const char *OpcodeName(Opcode opcode);
 
 struct HandshakePrefix {

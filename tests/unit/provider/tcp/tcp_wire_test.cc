@@ -90,6 +90,25 @@ TEST(TcpWire, FlushNeedsAKnownTypeAndOthersNoFlags) {
     EXPECT_EQ(ParseBytes(EncodeHeader(write), &parsed), ParseError::kBadFlags);
 }
 
+TEST(TcpWire, OnlySendsCarryAnAck) {
+    Header parsed;
+    Header send;
+    send.opcode = Opcode::kSendWithImm;
+    send.flags = kCarriesAck | kAckRequested;
+    send.remote_addr = 41;
+    ASSERT_EQ(ParseBytes(EncodeHeader(send), &parsed), ParseError::kNone);
+    EXPECT_EQ(parsed.flags, kCarriesAck | kAckRequested);
+    EXPECT_EQ(parsed.remote_addr, 41u);
+    Header write;
+    write.opcode = Opcode::kWrite;
+    write.flags = kCarriesAck;
+    EXPECT_EQ(ParseBytes(EncodeHeader(write), &parsed), ParseError::kBadFlags);
+    Header ack;
+    ack.opcode = Opcode::kAck;
+    ack.flags = kCarriesAck;
+    EXPECT_EQ(ParseBytes(EncodeHeader(ack), &parsed), ParseError::kBadFlags);
+}
+
 TEST(TcpWire, HandshakePrefixNeedsOurMagicAndVersion) {
     HandshakePrefix prefix;
     prefix.send_queue_depth = 128;
