@@ -34,13 +34,12 @@ int NewCq(provider::Device &device, int capacity, provider::CompletionChannel &c
 }
 
 int WaitForCqEvent(provider::CompletionChannel &channel, provider::CompletionQueue **fired) {
-    int err = channel.GetEvent(fired);
+    int err = channel.GetAckedEvent(fired);
     if (err != 0) {
         if (err != EAGAIN)
             RPMA_LOG_ERROR("waiting for a completion event failed: %s", strerror(err));
         return RPMA_E_NO_COMPLETION;
     }
-    channel.AckEvents(*fired, 1);
     err = (*fired)->RequestNotify();
     if (err != 0) {
         RPMA_LOG_ERROR("re-arming a completion queue failed: %s", strerror(err));

@@ -50,6 +50,13 @@ class CompletionChannel {
     virtual int GetEvent(CompletionQueue **cq) = 0;
     // ibv_ack_cq_events.
     virtual void AckEvents(CompletionQueue *cq, unsigned int count) = 0;
+    // GetEvent, and the event acknowledged at once (rpma_cq_wait's way).
+    virtual int GetAckedEvent(CompletionQueue **cq) {
+        const int err = GetEvent(cq);
+        if (err == 0)
+            AckEvents(*cq, 1);
+        return err;
+    }
 };
 
 // ibv_cq.

@@ -125,18 +125,40 @@ int CompletionChannel::Create(std::unique_ptr<provider::CompletionChannel> *chan
 
 int CompletionChannel::GetEvent(provider::CompletionQueue **cq) {
     CompletionQueue *fired = nullptr;
-    if (fired_.Pop(&fired) != 0) {
-        if (IsNonBlocking(Fd()))
-            return EAGAIN;
-        if (const int err = WaitInline(&fired); err != 0)
-            return err;
-    }
+    if (const int err = TakeEvent(&fired); err != 0)
+        return err;
     fired->NoteEventDelivered();
     *cq = fired;
     return 0;
 }
 
-int CompletionChannel::WaitInline(CompletionQueue **fired) {
+int CompletionChannel::GetAckedEvent(provider::CompletionQueue **cq) {
+    // Delivered and acknowledged at once: the CQ's event counts stay even.
+    CompletionQueue *fired = nullptr;
+    if (const int err = TakeEvent(&fired); err != 0)
+        return err;
+    *cq = fired;
+    return 0;
+}
+
+int CompletionChannel::TakeEvent(CompletionQueue **fired) {
+    if (fired_.Pop(fired) == 0)
+        return 0;
+    // Last seen blocking: the wait starts without asking (WaitInline asks
+    // before anything that could block for longer than a direct read).
+    const bool seen_blocking = seen_blocking_.load(std::memory_order_relaxed);
+    if (!seen_blocking && !StillBlocking())
+        return EAGAIN;
+    return WaitInline(fired, /*checked=*/!seen_blocking);
+}
+
+bool CompletionChannel::StillBlocking() {
+    const bool blocking = !IsNonBlocking(Fd());
+    seen_blocking_.store(blocking, std::memory_order_relaxed);
+    return blocking;
+}
+
+int CompletionChannel::WaitInline(CompletionQueue **fired, bool checked) {
     // Reused per thread so a wait allocates nothing once warm. GetEvent is
     // never re-entered by the thread that runs it.
     thread_local std::vector<InlineWait> waits;
@@ -183,10 +205,27 @@ int CompletionChannel::WaitInline(CompletionQueue **fired) {
                 break;
             if (read == Connection::DirectRead::kRead) {
                 poller.ForgetSockets();
+                // Not the event yet: ask before the next direct read too.
+                if (!checked) {
+                    checked = true;
+                    if (!StillBlocking()) {
+                        result = EAGAIN;
+                        break;
+                    }
+                }
                 continue;
             }
             direct = false;
             use_epoll = poller.Use(this, id_, Fd());
+        }
+        if (!checked) {
+            // About to block for as long as it takes: only if the
+            // application still wants that.
+            checked = true;
+            if (!StillBlocking()) {
+                result = EAGAIN;
+                break;
+            }
         }
         fds.clear();
         fds.push_back(pollfd{Fd(), POLLIN, 0});

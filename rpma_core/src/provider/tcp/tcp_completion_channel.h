@@ -41,6 +41,7 @@ class CompletionChannel final : public provider::CompletionChannel {
 
     int Fd() const override { return fired_.Fd(); }
     int GetEvent(provider::CompletionQueue **cq) override;
+    int GetAckedEvent(provider::CompletionQueue **cq) override;
     void AckEvents(provider::CompletionQueue *cq, unsigned int count) override;
 
     void Fire(CompletionQueue *cq);
@@ -50,10 +51,23 @@ class CompletionChannel final : public provider::CompletionChannel {
     void RemoveQueue(CompletionQueue *cq);
 
   private:
+    // The next event: queued, or waited for unless the fd is non-blocking.
+    int TakeEvent(CompletionQueue **fired);
     // Blocks until an event, driving the feeding connections meanwhile.
-    int WaitInline(CompletionQueue **fired);
+    // `checked`: the fd was just seen blocking; otherwise it is checked
+    // before the first wait that is not a direct read (EAGAIN if it is
+    // non-blocking by now).
+    int WaitInline(CompletionQueue **fired, bool checked);
+    // Whether the fd is (still) blocking, remembered for the next wait.
+    bool StillBlocking();
 
     SignalingQueue<CompletionQueue *> fired_;
+    // The fd was blocking when last asked (fcntl). A wait on one connection
+    // begins with a direct read, bounded by its timeout, without asking
+    // again: the fcntl is a syscall per wait, and an application that makes
+    // the fd non-blocking after waiting on it blocking gets its EAGAIN at
+    // most that timeout late.
+    std::atomic<bool> seen_blocking_{false};
     // Tells this channel from one created later at the same address.
     const uint64_t id_ = next_id_.fetch_add(1);
     static inline std::atomic<uint64_t> next_id_{1};

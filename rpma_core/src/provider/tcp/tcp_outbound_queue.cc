@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -99,7 +100,40 @@ void OutboundQueue::PushAck(uint64_t sequence) {
     Append(ack, 0);
 }
 
+ssize_t OutboundQueue::SendSmall(int fd, bool *revoked) {
+    // Scoped to the copy, as for a syscall.
+    RegionAccess access;
+    uint8_t bytes[kSmallSendBytes];
+    size_t length = 0;
+    const auto append = [&](const void *data, size_t size, size_t *skip) {
+        const size_t from = std::min(*skip, size);
+        memcpy(bytes + length, static_cast<const uint8_t *>(data) + from, size - from);
+        length += size - from;
+        *skip -= from;
+    };
+    for (size_t i = 0; i < items_.size(); ++i) {
+        Item &item = items_[i];
+        size_t skip = item.sent;
+        append(item.header.data(), item.header.size(), &skip);
+        append(item.message.inline_payload.data(), item.message.inline_length, &skip);
+        for (const MemorySegment &segment : item.message.segments) {
+            if (!access.Enter(segment.region.get())) {
+                *revoked = true;
+                break;
+            }
+            append(segment.addr, segment.length, &skip);
+        }
+        if (*revoked)
+            break;
+    }
+    if (length == 0)
+        return 0;
+    return send(fd, bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 ssize_t OutboundQueue::SendSome(int fd, bool *revoked) {
+    if (queued_bytes_ <= kSmallSendBytes)
+        return SendSmall(fd, revoked);
     // Scoped to the syscall: popping sent items may drop the last reference
     // to a region, which must not be entered any more by then.
     RegionAccess access;

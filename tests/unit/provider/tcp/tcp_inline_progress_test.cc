@@ -4,6 +4,7 @@
 // nobody waits on. Several tests stall the progress thread to show that the
 // waiting thread alone completes the work.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -470,6 +471,32 @@ TEST_F(TcpInlineProgress, WaiterInABlockingReadWakesWhenAnotherThreadBreaksTheCo
     const ibv_wc failed = client.send.WaitOne();
     EXPECT_EQ(failed.wr_id, 91u);
     EXPECT_EQ(failed.status, IBV_WC_LOC_PROT_ERR);
+}
+
+TEST_F(TcpInlineProgress, ChannelMadeNonBlockingAfterBlockingWaitsAnswersEagain) {
+    // Waits remember that the fd was blocking; one made non-blocking later
+    // still gets EAGAIN (after at most a direct read's timeout), and from
+    // then on at once.
+    for (int i = 0; i < 3; ++i) {
+        PostWrite(100 + i, 0, 64);
+        EXPECT_EQ(BlockingWaitOne(client.send, "a blocking wait").status, IBV_WC_SUCCESS);
+    }
+    const int fd = client.send.channel->Fd();
+    ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK), 0);
+    for (int i = 0; i < 2; ++i) {
+        Watchdog watchdog("a non-blocking GetEvent");
+        ASSERT_EQ(client.send.cq->RequestNotify(), 0);
+        // Events left by waits that found their completion by polling come
+        // first (as with verbs); then there is nothing.
+        provider::CompletionQueue *fired = nullptr;
+        int err;
+        while ((err = client.send.channel->GetEvent(&fired)) == 0)
+            client.send.channel->AckEvents(fired, 1);
+        EXPECT_EQ(err, EAGAIN);
+    }
+    ASSERT_EQ(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK), 0);
+    PostWrite(110, 0, 64);
+    EXPECT_EQ(BlockingWaitOne(client.send, "a blocking wait again").wr_id, 110u);
 }
 
 class TcpInlineProgressSmallSendQueue : public TcpInlineProgress {
