@@ -481,7 +481,7 @@ Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *cons
         const int fd = socket_.Get();
         uint8_t *const stage = stage_.get();
         lock.unlock();
-        const ssize_t got = recv(fd, stage, kStageSize, 0);
+        const ssize_t got = SocketRecv(fd, stage, kStageSize, 0);
         const int err = errno;
         lock.lock();
         reader_busy_ = false;
@@ -914,7 +914,7 @@ bool Connection::ConsumeReadResult(ssize_t result) {
 bool Connection::FillStage(size_t *budget, bool *drained) {
     if (stage_ == nullptr)
         stage_ = std::make_unique<uint8_t[]>(kStageSize);
-    const ssize_t got = recv(socket_.Get(), stage_.get(), kStageSize, MSG_DONTWAIT);
+    const ssize_t got = SocketRecv(socket_.Get(), stage_.get(), kStageSize, MSG_DONTWAIT);
     if (!ConsumeReadResult(got))
         return false;
     stage_end_ = static_cast<size_t>(got);
@@ -1028,7 +1028,7 @@ ssize_t Connection::ReceivePayloadDirect(bool *revoked) {
     msghdr msg{};
     msg.msg_iov = iov;
     msg.msg_iovlen = static_cast<size_t>(count);
-    return recvmsg(socket_.Get(), &msg, MSG_DONTWAIT);
+    return SocketRecvMsg(socket_.Get(), &msg, MSG_DONTWAIT);
 }
 
 bool Connection::ReadPayloadDirect(size_t *budget, bool *drained) {

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <utility>
 
+#include "rpma_core/src/provider/tcp/tcp_socket.h"
+
 namespace rpma::provider::tcp {
 namespace {
 
@@ -128,7 +130,7 @@ ssize_t OutboundQueue::SendSmall(int fd, bool *revoked) {
     }
     if (length == 0)
         return 0;
-    return send(fd, bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return SocketSend(fd, bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 ssize_t OutboundQueue::SendSome(int fd, bool *revoked) {
@@ -157,7 +159,7 @@ ssize_t OutboundQueue::SendSome(int fd, bool *revoked) {
     msghdr msg{};
     msg.msg_iov = iov.Data();
     msg.msg_iovlen = iov.Count();
-    return sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    return SocketSendMsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
 }
 
 OutboundQueue::FlushResult OutboundQueue::Flush(int fd) {

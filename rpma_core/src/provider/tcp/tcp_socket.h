@@ -3,6 +3,8 @@
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_SOCKET_H
 
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <string>
@@ -33,6 +35,24 @@ int OpenStreamSocket(int family, UniqueFd *socket);
 int SetNoDelay(int fd);
 
 uint16_t LocalPort(int fd);
+
+// A connection's socket I/O as plain system calls. libc's wrappers are
+// cancellation points, which in a multi-threaded process (every process
+// with a progress thread) costs two atomic operations per call; and a thread
+// cancelled inside WaitDirect's recv would leave the socket claimed. None of
+// these waits longer than the direct read's timeout.
+inline ssize_t SocketRecv(int fd, void *buffer, size_t length, int flags) {
+    return syscall(SYS_recvfrom, fd, buffer, length, flags, nullptr, nullptr);
+}
+inline ssize_t SocketRecvMsg(int fd, msghdr *message, int flags) {
+    return syscall(SYS_recvmsg, fd, message, flags);
+}
+inline ssize_t SocketSend(int fd, const void *buffer, size_t length, int flags) {
+    return syscall(SYS_sendto, fd, buffer, length, flags, nullptr, 0);
+}
+inline ssize_t SocketSendMsg(int fd, const msghdr *message, int flags) {
+    return syscall(SYS_sendmsg, fd, message, flags);
+}
 
 }  // namespace rpma::provider::tcp
 
