@@ -242,10 +242,18 @@ bool Connection::ReadingEnabled() const {
 }
 
 uint32_t Connection::WantedEvents() const {
-    // RDHUP stays on while reading is paused so a vanished peer is noticed.
-    uint32_t events = EPOLLRDHUP;
-    if (ReadingEnabled() && inline_waiters_ == 0 && !mute_lease_)
-        events |= EPOLLIN;
+    uint32_t events = 0;
+    if (!ReadingEnabled()) {
+        // RDHUP stays on while reading is paused so a vanished peer is noticed.
+        events |= EPOLLRDHUP;
+    } else if (inline_waiters_ == 0 && !mute_lease_) {
+        events |= EPOLLIN | EPOLLRDHUP;
+    }
+    // Otherwise a thread reading inline has the socket (or the linger after
+    // it runs): the progress thread does not watch it at all, as a socket in
+    // an epoll set costs a callback per packet even for events nobody asked
+    // for. The reader sees a vanished peer itself; past the linger the
+    // progress thread watches again and finds what happened meanwhile.
     // Messages waiting for their doorbell are not the progress thread's to
     // send (yet); EPOLLOUT is for a queue the socket did not take.
     if (state_ == State::kConnecting || (!out_.Empty() && !doorbell_pending_))
@@ -257,7 +265,8 @@ void Connection::UpdateInterest() {
     if (!socket_.Valid())
         return;
     const uint32_t wanted = WantedEvents();
-    if (wanted != interest_ && deps_.engine->Modify(socket_token_, socket_.Get(), wanted) == 0)
+    if (wanted != interest_ &&
+        deps_.engine->Modify(socket_token_, socket_.Get(), interest_, wanted) == 0)
         interest_ = wanted;
 }
 

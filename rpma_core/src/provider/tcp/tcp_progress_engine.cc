@@ -69,7 +69,7 @@ int ProgressEngine::Add(int fd, uint32_t events, std::shared_ptr<EventHandler> h
     epoll_event event{};
     event.events = events;
     event.data.u64 = new_token;
-    if (epoll_ctl(epoll_.Get(), EPOLL_CTL_ADD, fd, &event) != 0) {
+    if (events != 0 && epoll_ctl(epoll_.Get(), EPOLL_CTL_ADD, fd, &event) != 0) {
         const int err = errno;
         RPMA_LOG_ERROR("tcp provider: cannot watch fd %d: %s", fd, strerror(err));
         return err;
@@ -80,11 +80,14 @@ int ProgressEngine::Add(int fd, uint32_t events, std::shared_ptr<EventHandler> h
     return 0;
 }
 
-int ProgressEngine::Modify(uint64_t token, int fd, uint32_t events) {
+int ProgressEngine::Modify(uint64_t token, int fd, uint32_t from, uint32_t to) {
     epoll_event event{};
-    event.events = events;
+    event.events = to;
     event.data.u64 = token;
-    if (epoll_ctl(epoll_.Get(), EPOLL_CTL_MOD, fd, &event) != 0) {
+    // No events: out of the epoll set altogether (even a registration for
+    // nothing costs a callback per packet, and reports HUP and ERR).
+    const int op = to == 0 ? EPOLL_CTL_DEL : from == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+    if (epoll_ctl(epoll_.Get(), op, fd, &event) != 0) {
         const int err = errno;
         RPMA_LOG_ERROR("tcp provider: cannot change the events watched on fd %d: %s", fd,
                        strerror(err));

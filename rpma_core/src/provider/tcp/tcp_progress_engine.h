@@ -54,8 +54,11 @@ class ProgressEngine {
     // Watches `fd` for `events` (level-triggered). The token names the
     // registration; tokens are never reused, so a late event for a removed
     // fd cannot reach the handler of a new fd with the same number.
+    // No events (0) leaves the fd out of the epoll set until a Modify asks
+    // for some: a socket left in it costs a callback per packet.
     int Add(int fd, uint32_t events, std::shared_ptr<EventHandler> handler, uint64_t *token);
-    int Modify(uint64_t token, int fd, uint32_t events);
+    // From the events watched now to `to`.
+    int Modify(uint64_t token, int fd, uint32_t from, uint32_t to);
     // After Remove returns, no new event for `token` is dispatched; a
     // dispatch already running keeps its own reference to the handler.
     void Remove(uint64_t token, int fd);

@@ -325,6 +325,21 @@ TEST_P(TcpInlineProgressLinger, UnsignaledRequestAfterAWaitIsSentWithoutAnotherC
     EXPECT_EQ(received.imm_data, htonl(0x1234));
 }
 
+TEST_P(TcpInlineProgressLinger, PeerVanishingDuringTheLingerIsNoticedWithoutAnotherCall) {
+    LingerGuard linger(Linger());
+    // After an inline wait the socket belongs to the application's thread
+    // for the linger, out of the progress thread's epoll set; a peer that
+    // vanishes then is found once the linger ends, with nobody waiting.
+    PostWrite(120, 0, 8);
+    EXPECT_EQ(BlockingWaitOne(client.send, "the client's inline wait").status, IBV_WC_SUCCESS);
+    PostRecv(client, *local, 1024, 64, 121);
+    server.id.reset();  // no disconnect: the socket just closes
+    EXPECT_EQ(WaitEventType(*client.id), CmEventType::kConnectError);
+    const ibv_wc flushed = client.recv.WaitOne();
+    EXPECT_EQ(flushed.wr_id, 121u);
+    EXPECT_EQ(flushed.status, IBV_WC_WR_FLUSH_ERR);
+}
+
 // Off, the default, and far longer than any of these tests' steps.
 INSTANTIATE_TEST_SUITE_P(Linger, TcpInlineProgressLinger,
                          ::testing::Values(0,
