@@ -68,8 +68,7 @@ bool IsNakStatus(uint32_t status) {
 int Persist(const MemorySegment &segment) {
     if (segment.length == 0)
         return 0;
-    RegionAccess access;
-    if (!access.Enter(segment.region.get()))
+    if (segment.region->Revoked())
         return EFAULT;
     if (!segment.region->NeedsWriteBack())
         return 0;
@@ -113,6 +112,7 @@ const char *Connection::StateName(State state) {
 std::shared_ptr<Connection> Connection::CreateActive(const ConnectionDeps &deps,
                                                      std::vector<SocketAddress> addresses) {
     auto connection = std::make_shared<Connection>(deps, /*active=*/true);
+    deps.memory->AddUser(connection);
     connection->addresses_ = std::move(addresses);
     if (!connection->addresses_.empty())
         connection->peer_ = connection->addresses_.front().ToString();
@@ -122,6 +122,7 @@ std::shared_ptr<Connection> Connection::CreateActive(const ConnectionDeps &deps,
 int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
                              std::weak_ptr<RequestQueue> requests) {
     auto connection = std::make_shared<Connection>(deps, /*active=*/false);
+    deps.memory->AddUser(connection);
     std::lock_guard lock(connection->mu_);
     SocketAddress peer;
     peer.length = sizeof(peer.storage);
@@ -142,6 +143,11 @@ Connection::Connection(const ConnectionDeps &deps, bool active)
     : deps_(deps), active_(active), state_(active ? State::kIdle : State::kAwaitingRequest) {}
 
 Connection::~Connection() = default;
+
+void Connection::Quiesce() {
+    // Region memory is touched only under the lock (MemoryTable).
+    std::lock_guard lock(mu_);
+}
 
 // ---------------------------------------------------------------------------
 // Socket and timer plumbing.
@@ -962,8 +968,7 @@ void Connection::ConsumeStaged() {
     OnHeader();
 }
 
-bool Connection::DestinationWindow(size_t length, RegionAccess *access, iovec *iov,
-                                   int *count) const {
+bool Connection::DestinationWindow(size_t length, iovec *iov, int *count) const {
     size_t skip = in_.payload_received;
     *count = 0;
     for (const MemorySegment &segment : in_.Destination()) {
@@ -973,7 +978,7 @@ bool Connection::DestinationWindow(size_t length, RegionAccess *access, iovec *i
             skip -= segment.length;
             continue;
         }
-        if (!access->Enter(segment.region.get()))
+        if (segment.region->Revoked())
             return false;
         const size_t part = std::min(segment.length - skip, length);
         iov[*count].iov_base = segment.addr + skip;
@@ -990,11 +995,9 @@ bool Connection::CopyPayload(const uint8_t *data, size_t length) {
         memcpy(in_.small.data() + in_.payload_received, data, length);
         return true;
     }
-    // Scoped to the copy, as for a syscall (see ReceivePayloadDirect).
-    RegionAccess access;
     iovec iov[kMaxSge];
     int count = 0;
-    if (!DestinationWindow(length, &access, iov, &count)) {
+    if (!DestinationWindow(length, iov, &count)) {
         OnPayloadRevoked();
         return false;
     }
@@ -1022,10 +1025,7 @@ ssize_t Connection::ReceivePayloadDirect(bool *revoked) {
     // should go straight to their destination too, not through the stage.
     iovec iov[kMaxSge + 1];
     int count = 0;
-    // Scoped to the syscall: completing the payload may drop the last
-    // reference to a region, which must not be entered any more by then.
-    RegionAccess access;
-    if (!DestinationWindow(in_.payload_length - in_.payload_received, &access, iov, &count)) {
+    if (!DestinationWindow(in_.payload_length - in_.payload_received, iov, &count)) {
         *revoked = true;
         return -1;
     }
@@ -1110,6 +1110,11 @@ void Connection::OnHeader() {
             return OnNak(header);
         case wire::Opcode::kReadResponse:
             return OnReadResponseHeader(header);
+        case wire::Opcode::kAckRequest:
+            if (!IsLive())
+                return ProtocolError("unexpected ACK_REQUEST");
+            ack_requested_ = true;  // everything before it was applied
+            return;
         default:
             if (header.flags & wire::kCarriesAck) {
                 OnAck(header.remote_addr);
@@ -1265,17 +1270,10 @@ void Connection::OnPayloadComplete() {
         case wire::Opcode::kAtomicWrite: {
             uint64_t value;
             memcpy(&value, in_.small.data(), sizeof(value));
-            bool stored = false;
-            {
-                RegionAccess access;
-                if (access.Enter(in_.atomic_target.region.get())) {
-                    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(in_.atomic_target.addr))
-                        .store(value);
-                    stored = true;
-                }
-            }
-            if (!stored)
+            if (in_.atomic_target.region->Revoked())
                 return RejectRequest(IBV_WC_REM_ACCESS_ERR, "the memory region was deregistered");
+            std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(in_.atomic_target.addr))
+                .store(value);
             in_.atomic_target = {};
             return CompleteRequest();
         }
@@ -1577,6 +1575,7 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
     const bool may_wait_for_doorbell =
         !request_ack && !wr.is_read && wr.local_error == IBV_WC_SUCCESS;
     const bool nothing_in_flight = sq_.Empty();
+    const bool first_unsent = wr.local_error != IBV_WC_SUCCESS && !sq_.ErrorPending();
     const uint64_t sequence = sq_.Push(std::move(wr));
     if (sequence != 0) {
         message.header.sequence = sequence;
@@ -1585,6 +1584,13 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
         // round trip away. (With earlier requests in flight, their answers
         // may be in already: a pipelining poller keeps reading.)
         posted_since_read_ = posted_since_read_ || nothing_in_flight;
+    } else if (first_unsent && !nothing_in_flight) {
+        // This request fails once it is at the front, behind requests sent
+        // without asking for an ACK: ask for it now (a NIC would fail it
+        // when it gets to it, whatever the acknowledgements).
+        OutboundMessage ask;
+        ask.header.opcode = wire::Opcode::kAckRequest;
+        out_.Push(std::move(ask));
     }
     FailOnFrontLocalError();
     if (may_wait_for_doorbell && sequence != 0 && WaitForDoorbell())

@@ -27,9 +27,13 @@
 // receive queue included). It is taken by the progress thread (socket and
 // timer events, resumes, deadlines) and by application threads (posting,
 // Connect/Accept/Disconnect, and inbound processing when they drive progress
-// inline). Socket I/O under the lock is always non-blocking. Lock order:
-// connection -> CQ (ring, feeders) -> channel, connection -> shared receive
-// queue, connection -> progress engine; never the reverse.
+// inline). Socket I/O under the lock is always non-blocking (the direct
+// read, into the stage, runs without it). Registered memory is touched only
+// under it, which is what deregistration waits for (Quiesce; see
+// tcp_memory_table.h). Lock order: connection -> CQ (ring, feeders) ->
+// channel, connection -> shared receive queue, connection -> progress
+// engine; never the reverse, and no deregistration under a connection's
+// lock.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 
@@ -97,6 +101,7 @@ struct QueuePairBinding {
 class Connection final : public EventHandler,
                          public DeadlineHandler,
                          public ReceiveWaiter,
+                         public RegionUser,
                          public std::enable_shared_from_this<Connection> {
   public:
     // Not yet connected; Connect tries `addresses` in order.
@@ -133,6 +138,7 @@ class Connection final : public EventHandler,
                         uint64_t wr_id);
 
     void OnEvents(int fd, uint32_t events) override;
+    void Quiesce() override;
     void OnDeadline() override;
     void ResumeReceiving() override;
     std::weak_ptr<ReceiveWaiter> WeakWaiter() override { return weak_from_this(); }
@@ -262,8 +268,8 @@ class Connection final : public EventHandler,
     bool CopyPayload(const uint8_t *data, size_t length);
     // The next `length` bytes of the payload's destination (registered
     // memory) as iovecs, at most kMaxSge; false when a region was
-    // deregistered. `access` keeps the regions entered.
-    bool DestinationWindow(size_t length, RegionAccess *access, iovec *iov, int *count) const;
+    // deregistered (used under the lock, as any access; see MemoryTable).
+    bool DestinationWindow(size_t length, iovec *iov, int *count) const;
     void OnPayloadRevoked();
     bool ReadPayloadDirect(size_t *budget, bool *drained);
     // readv into the payload's destination and the stage; *revoked when a

@@ -52,45 +52,6 @@ bool Region::Contains(uint64_t addr, uint64_t length) const {
     return length <= length_ && offset <= length_ - length;
 }
 
-// Dekker-style handshake with RevokeAndWait: both sides use sequentially
-// consistent operations, so either the user sees `revoked_` or the revoker
-// sees the user.
-bool Region::TryEnter() {
-    users_.fetch_add(1);
-    if (revoked_.load()) {
-        Exit();
-        return false;
-    }
-    return true;
-}
-
-void Region::Exit() {
-    if (users_.fetch_sub(1) == 1 && revoked_.load())
-        users_.notify_all();
-}
-
-void Region::RevokeAndWait() {
-    revoked_.store(true);
-    for (uint32_t users = users_.load(); users != 0; users = users_.load())
-        users_.wait(users);
-}
-
-RegionAccess::~RegionAccess() {
-    for (size_t i = 0; i < count_; ++i)
-        regions_[i]->Exit();
-}
-
-bool RegionAccess::Enter(Region *region) {
-    for (size_t i = 0; i < count_; ++i) {
-        if (regions_[i] == region)
-            return true;
-    }
-    if (count_ == kMaxRegions || !region->TryEnter())
-        return false;
-    regions_[count_++] = region;
-    return true;
-}
-
 const char *RemoteCheckString(RemoteCheck check) {
     switch (check) {
         case RemoteCheck::kOk:
@@ -153,7 +114,26 @@ void MemoryTable::Deregister(const std::shared_ptr<Region> &region) {
         std::lock_guard lock(mu_);
         regions_.erase(region->Key());
     }
-    region->RevokeAndWait();
+    region->revoked_.store(true);
+    // Every access checks revoked_ under its connection's lock: one that
+    // started before the store has ended once that lock was free once.
+    std::vector<std::shared_ptr<RegionUser>> users;
+    {
+        std::lock_guard lock(users_mu_);
+        std::erase_if(users_, [](const std::weak_ptr<RegionUser> &user) { return user.expired(); });
+        for (const auto &user : users_) {
+            if (auto alive = user.lock())
+                users.push_back(std::move(alive));
+        }
+    }
+    for (const auto &user : users)
+        user->Quiesce();
+}
+
+void MemoryTable::AddUser(std::weak_ptr<RegionUser> user) {
+    std::lock_guard lock(users_mu_);
+    std::erase_if(users_, [](const std::weak_ptr<RegionUser> &other) { return other.expired(); });
+    users_.push_back(std::move(user));
 }
 
 std::shared_ptr<Region> MemoryTable::Lookup(uint32_t key, RegionCache *cache) const {

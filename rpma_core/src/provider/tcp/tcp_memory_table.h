@@ -2,16 +2,18 @@
 //
 // Remote operations look a region up, check bounds and access, and then let
 // the kernel move bytes straight between a socket and the region. A region can
-// be deregistered at any moment by the application, so every syscall that
-// touches registered memory holds a RegionAccess for the regions involved:
-// deregistration revokes the region (new accesses fail) and then waits only
-// for the syscalls already inside it, which are non-blocking and short.
+// be deregistered at any moment by the application, so whatever touches a
+// region's memory (a memcpy, or a syscall on it) does so under the lock of
+// the connection doing it, after checking that the region is not revoked;
+// deregistration revokes the region and then takes and releases the lock of
+// every connection (RegionUser), so when it returns no access is running
+// and none will start. A check is a plain load; the cost is the
+// deregistration's, which is rare.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_MEMORY_TABLE_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_MEMORY_TABLE_H
 
 #include <infiniband/verbs.h>
 
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +21,7 @@
 #include <mutex>
 #include <random>
 #include <unordered_map>
+#include <vector>
 
 #include "rpma_core/src/provider/tcp/tcp_containers.h"
 
@@ -51,12 +54,7 @@ class Region {
     bool Contains(uint64_t addr, uint64_t length) const;
 
   private:
-    friend class RegionAccess;
     friend class MemoryTable;
-
-    bool TryEnter();
-    void Exit();
-    void RevokeAndWait();
 
     uint8_t *const addr_;
     const size_t length_;
@@ -65,7 +63,6 @@ class Region {
     const uint64_t pd_id_;
     const bool needs_write_back_;
     std::atomic<bool> revoked_{false};
-    std::atomic<uint32_t> users_{0};
 };
 
 // A piece of registered memory an operation reads from or writes to.
@@ -78,25 +75,13 @@ struct MemorySegment {
 // The pieces of one transfer; one inline covers the usual single sge.
 using SegmentList = SmallVector<MemorySegment, 2>;
 
-// Holds the regions of one syscall open against deregistration. It keeps
-// raw pointers: the caller keeps every entered region alive (through a
-// MemorySegment) for the RegionAccess's whole lifetime, so scope it to the
-// syscall.
-class RegionAccess {
+// What touches registered memory (a connection): Quiesce returns once an
+// access that is running has ended, by taking and releasing the lock every
+// access holds.
+class RegionUser {
   public:
-    static constexpr size_t kMaxRegions = 64;
-
-    RegionAccess() = default;
-    RegionAccess(const RegionAccess &) = delete;
-    RegionAccess &operator=(const RegionAccess &) = delete;
-    ~RegionAccess();
-
-    // False when the region was deregistered; nothing may touch it then.
-    bool Enter(Region *region);
-
-  private:
-    std::array<Region *, kMaxRegions> regions_;  // [0, count_) in use; no need to zero it
-    size_t count_ = 0;
+    virtual ~RegionUser() = default;
+    virtual void Quiesce() = 0;
 };
 
 enum class RemoteCheck {
@@ -124,8 +109,10 @@ class MemoryTable {
     // on-demand paging.
     int Register(void *addr, size_t length, int access, uint64_t pd_id,
                  std::shared_ptr<Region> *region);
-    // Returns once no syscall touches the region any more.
+    // Returns once nothing touches the region any more.
     void Deregister(const std::shared_ptr<Region> &region);
+    // Deregister quiesces `user` as long as it lives.
+    void AddUser(std::weak_ptr<RegionUser> user);
 
     // The target side of a remote operation.
     RemoteCheck ResolveRemote(uint32_t rkey, uint64_t addr, uint64_t length, uint64_t pd_id,
@@ -141,6 +128,8 @@ class MemoryTable {
 
     mutable std::mutex mu_;
     std::unordered_map<uint32_t, std::shared_ptr<Region>> regions_;
+    std::mutex users_mu_;
+    std::vector<std::weak_ptr<RegionUser>> users_;
     std::mt19937 key_generator_;
 };
 

@@ -13,13 +13,11 @@
 namespace rpma::provider::tcp {
 namespace {
 
-constexpr size_t kMaxIovPerSend = RegionAccess::kMaxRegions;
+constexpr size_t kMaxIovPerSend = 64;
 
 // Collects the unsent part of a message into iovecs, skipping `skip` bytes.
 class IovecBuilder {
   public:
-    explicit IovecBuilder(RegionAccess *access) : access_(access) {}
-
     bool Full() const { return count_ == kMaxIovPerSend; }
     size_t Count() const { return count_; }
     iovec *Data() { return iov_.data(); }
@@ -32,7 +30,7 @@ class IovecBuilder {
         }
         if (Full())
             return true;
-        if (region != nullptr && !access_->Enter(region))
+        if (region != nullptr && region->Revoked())
             return false;
         iov_[count_].iov_base = const_cast<uint8_t *>(static_cast<const uint8_t *>(base)) + *skip;
         iov_[count_].iov_len = length - *skip;
@@ -42,7 +40,6 @@ class IovecBuilder {
     }
 
   private:
-    RegionAccess *access_;
     std::array<iovec, kMaxIovPerSend> iov_;  // [0, count_) in use; no need to zero it
     size_t count_ = 0;
 };
@@ -103,8 +100,6 @@ void OutboundQueue::PushAck(uint64_t sequence) {
 }
 
 ssize_t OutboundQueue::SendSmall(int fd, bool *revoked) {
-    // Scoped to the copy, as for a syscall.
-    RegionAccess access;
     uint8_t bytes[kSmallSendBytes];
     size_t length = 0;
     const auto append = [&](const void *data, size_t size, size_t *skip) {
@@ -119,7 +114,7 @@ ssize_t OutboundQueue::SendSmall(int fd, bool *revoked) {
         append(item.header.data(), item.header.size(), &skip);
         append(item.message.inline_payload.data(), item.message.inline_length, &skip);
         for (const MemorySegment &segment : item.message.segments) {
-            if (!access.Enter(segment.region.get())) {
+            if (segment.region->Revoked()) {
                 *revoked = true;
                 break;
             }
@@ -136,10 +131,7 @@ ssize_t OutboundQueue::SendSmall(int fd, bool *revoked) {
 ssize_t OutboundQueue::SendSome(int fd, bool *revoked) {
     if (queued_bytes_ <= kSmallSendBytes)
         return SendSmall(fd, revoked);
-    // Scoped to the syscall: popping sent items may drop the last reference
-    // to a region, which must not be entered any more by then.
-    RegionAccess access;
-    IovecBuilder iov(&access);
+    IovecBuilder iov;
     for (size_t i = 0; i < items_.size(); ++i) {
         Item &item = items_[i];
         size_t skip = item.sent;

@@ -48,6 +48,7 @@ bool IsKnownOpcode(uint8_t raw) {
         case Opcode::kAck:
         case Opcode::kNak:
         case Opcode::kReadResponse:
+        case Opcode::kAckRequest:
             return true;
     }
     return false;
@@ -107,6 +108,7 @@ ParseError ParseHeader(const uint8_t (&bytes)[kHeaderSize], Header *header) {
         case Opcode::kDisconnect:
         case Opcode::kAck:
         case Opcode::kNak:
+        case Opcode::kAckRequest:
             if (h.length != 0)
                 return ParseError::kBadLength;
             break;
@@ -198,6 +200,8 @@ const char *OpcodeName(Opcode opcode) {
             return "NAK";
         case Opcode::kReadResponse:
             return "READ_RESPONSE";
+        case Opcode::kAckRequest:
+            return "ACK_REQUEST";
     }
     return "UNKNOWN";
 }

@@ -60,6 +60,10 @@ enum class Opcode : uint8_t {
     kAck = 32,
     kNak = 33,
     kReadResponse = 34,
+    // Initiator to target: acknowledge what was applied now (the initiator
+    // posted a request it will not send, which must not wait behind ACKs
+    // that nothing else would ask for).
+    kAckRequest = 35,
 };
 
 enum FlushFlags : uint8_t {
@@ -76,7 +80,7 @@ inline constexpr uint8_t kCarriesAck = 0x40;
 inline constexpr size_t kHeaderSize = 32;
 inline constexpr size_t kMaxPrivateData = 56;
 inline constexpr uint32_t kMagic = 0x414d5052;  // "RPMA" in little-endian
-inline constexpr uint16_t kVersion = 3;         // 2: kAckRequested, 3: kCarriesAck
+inline constexpr uint16_t kVersion = 3;         // 2: kAckRequested, 3: kCarriesAck, kAckRequest
 inline constexpr size_t kHandshakePrefixSize = 12;
 inline constexpr size_t kMaxHandshakePayload = kHandshakePrefixSize + kMaxPrivateData;
 // Payloads and ranges are capped like an ibv_sge length (and below SSIZE_MAX).

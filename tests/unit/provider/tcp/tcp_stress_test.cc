@@ -2,9 +2,13 @@
 // other while reading back what they wrote. Every thread only ever blocks on
 // its own completions, so a provider that lets a socket write block a reader
 // deadlocks here (and the bounded waits turn that into a failure).
+#include <sys/mman.h>
+
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
@@ -132,6 +136,100 @@ TEST_F(TcpStress, TwoConnectionsStreamingBothWaysWithReadsNeitherDeadlockNorCorr
     }
     client2.id.reset();
     server2.id.reset();
+}
+
+// Deregistration under traffic: once it returns, the provider never touches
+// the region again, so the application may unmap it. The tests take the
+// memory away (PROT_NONE) right after: a late access crashes them.
+class TcpDeregisterUnderTraffic : public ConnectedPair {
+  protected:
+    static constexpr size_t kSize = size_t{1} << 20;
+    // Small enough for the target to copy it from its stage (a memcpy, which
+    // faults on the memory taken away, unlike a syscall).
+    static constexpr uint32_t kWrite = 4 * 1024;
+
+    void SetUp() override {
+        ConnectedPair::SetUp();
+        PairOptions options;
+        options.sq_size = 64;
+        options.cq_size = 1024;
+        ASSERT_NO_FATAL_FAILURE(Connect(options));
+        source = std::make_unique<Buffer>(*client_pd, kSize, kRemoteAll);
+        target = std::make_unique<Buffer>(*server_pd, kSize, kRemoteAll);
+        memset(source->data(), 0x3c, kSize);
+    }
+
+    // Streams writes from `source` into `target` (every 8th signaled) until
+    // a completion fails; returns that status. Counts successful rounds.
+    ibv_wc_status Stream(uint32_t lkey, uint32_t rkey) {
+        for (uint64_t i = 0;; ++i) {
+            ibv_sge sge{source->addr((i * kWrite) % kSize), kWrite, lkey};
+            const ibv_send_wr wr = SendWr(IBV_WR_RDMA_WRITE, &sge, i,
+                                          target->addr((i * kWrite) % kSize), rkey, i % 8 == 7);
+            const int err = client.qp().PostSend(wr);
+            if (err != 0 && err != ENOMEM)
+                return IBV_WC_GENERAL_ERR;
+            // Collects what completed; waits only when the queue is full.
+            std::vector<ibv_wc> wcs;
+            if (err == ENOMEM) {
+                wcs = client.send.Wait(1);
+                if (wcs.empty())
+                    return IBV_WC_GENERAL_ERR;  // stuck: the test fails
+            } else {
+                ibv_wc wc;
+                if (client.send.cq->Poll(1, &wc) == 1)
+                    wcs.push_back(wc);
+            }
+            for (const ibv_wc &wc : wcs) {
+                if (wc.status != IBV_WC_SUCCESS)
+                    return wc.status;
+                ++rounds;
+            }
+        }
+    }
+    void AwaitTraffic() {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (rounds < 20 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::yield();
+        ASSERT_GE(rounds.load(), 20);
+    }
+
+    std::unique_ptr<Buffer> source;
+    std::unique_ptr<Buffer> target;
+    std::atomic<int> rounds{0};
+};
+
+TEST_F(TcpDeregisterUnderTraffic, TargetRegionIsUntouchedOnceDeregistered) {
+    const uint32_t lkey = source->lkey();
+    const uint32_t rkey = target->rkey();
+    ibv_wc_status failed = IBV_WC_SUCCESS;
+    std::thread writer([&] { failed = Stream(lkey, rkey); });
+    AwaitTraffic();
+    target->Deregister();
+    ASSERT_EQ(mprotect(target->data(), kSize, PROT_NONE), 0);
+    writer.join();
+    // A write that finds the region gone is refused (the target breaks the
+    // connection; when it caught a write half-way, the reset may overtake
+    // its refusal).
+    EXPECT_TRUE(failed == IBV_WC_REM_ACCESS_ERR || failed == IBV_WC_RETRY_EXC_ERR)
+        << ibv_wc_status_str(failed);
+    ASSERT_EQ(mprotect(target->data(), kSize, PROT_READ | PROT_WRITE), 0);
+}
+
+TEST_F(TcpDeregisterUnderTraffic, SourceRegionIsUntouchedOnceDeregistered) {
+    const uint32_t lkey = source->lkey();
+    const uint32_t rkey = target->rkey();
+    ibv_wc_status failed = IBV_WC_SUCCESS;
+    std::thread writer([&] { failed = Stream(lkey, rkey); });
+    AwaitTraffic();
+    source->Deregister();
+    ASSERT_EQ(mprotect(source->data(), kSize, PROT_NONE), 0);
+    writer.join();
+    // Posted after: a local protection error; queued before: flushed with
+    // the connection, which breaks.
+    EXPECT_TRUE(failed == IBV_WC_LOC_PROT_ERR || failed == IBV_WC_WR_FLUSH_ERR)
+        << ibv_wc_status_str(failed);
+    ASSERT_EQ(mprotect(source->data(), kSize, PROT_READ | PROT_WRITE), 0);
 }
 
 }  // namespace

@@ -109,6 +109,16 @@ TEST(TcpWire, OnlySendsCarryAnAck) {
     EXPECT_EQ(ParseBytes(EncodeHeader(ack), &parsed), ParseError::kBadFlags);
 }
 
+TEST(TcpWire, AckRequestCarriesNothing) {
+    Header parsed;
+    Header ask;
+    ask.opcode = Opcode::kAckRequest;
+    ASSERT_EQ(ParseBytes(EncodeHeader(ask), &parsed), ParseError::kNone);
+    EXPECT_FALSE(IsRequest(parsed.opcode));  // consumes no sequence number
+    ask.length = 8;
+    EXPECT_EQ(ParseBytes(EncodeHeader(ask), &parsed), ParseError::kBadLength);
+}
+
 TEST(TcpWire, HandshakePrefixNeedsOurMagicAndVersion) {
     HandshakePrefix prefix;
     prefix.send_queue_depth = 128;
