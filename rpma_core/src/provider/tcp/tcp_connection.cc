@@ -497,7 +497,7 @@ Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *cons
         uint8_t *const stage = stage_.get();
         lock.unlock();
         const ssize_t got = SocketRecv(fd, stage, kStageSize, 0);
-        const int err = errno;
+        const int err = got < 0 ? errno : 0;
         lock.lock();
         reader_busy_ = false;
         if (deferred_close_.Valid()) {
@@ -508,7 +508,8 @@ Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *cons
             return DirectRead::kTimedOut;
         if (!ReadingEnabled())
             return DirectRead::kRead;  // closing meanwhile: what was read goes
-        errno = err;
+        if (got < 0)
+            errno = err;
         if (!ConsumeReadResult(got)) {
             AfterProgress();
             return DirectRead::kRead;

@@ -73,7 +73,9 @@ EncodedHeader EncodeHeader(const Header &header) {
 ParseError ParseHeader(const uint8_t (&bytes)[kHeaderSize], Header *header) {
     if (!IsKnownOpcode(bytes[0]))
         return ParseError::kUnknownOpcode;
-    if (bytes[2] != 0 || bytes[3] != 0)
+    if (bytes[2] != 0 || bytes[3] != 0 || Load<uint64_t>(&bytes[32]) != 0 ||
+        Load<uint64_t>(&bytes[40]) != 0 || Load<uint64_t>(&bytes[48]) != 0 ||
+        Load<uint64_t>(&bytes[56]) != 0)
         return ParseError::kReservedBitsSet;
     Header h;
     h.opcode = static_cast<Opcode>(bytes[0]);

@@ -1,4 +1,4 @@
-// The tcp provider's wire format. Every message is a fixed 32-byte
+// The tcp provider's wire format. Every message is a fixed 64-byte
 // little-endian header, optionally followed by a payload:
 //
 //   offset  size  field
@@ -17,6 +17,12 @@
 //       24     8  sequence     (requests: 1, 2, 3, ... per direction;
 //                               ACK: last request applied; READ_RESPONSE and
 //                               NAK: the request they answer)
+//       32    32  reserved     (must be 0)
+//
+// The header fills a cache line so that a payload keeps, in the socket's
+// buffers and in the receiver's stage, the alignment it has in memory: the
+// kernel's copies (rep movsb) of a 4 KiB payload behind a 32-byte header
+// took measurably longer than behind a 64-byte one.
 //
 // Acknowledgements are cumulative and, as InfiniBand's AckReq bit has it,
 // requested: a request flagged kAckRequested is acknowledged as soon as it
@@ -77,10 +83,10 @@ inline constexpr uint8_t kAckRequested = 0x80;
 // a cumulative ACK (as the sequence of an ACK message) sent along.
 inline constexpr uint8_t kCarriesAck = 0x40;
 
-inline constexpr size_t kHeaderSize = 32;
+inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kMaxPrivateData = 56;
 inline constexpr uint32_t kMagic = 0x414d5052;  // "RPMA" in little-endian
-inline constexpr uint16_t kVersion = 3;         // 2: kAckRequested, 3: kCarriesAck, kAckRequest
+inline constexpr uint16_t kVersion = 4;         // 3: kCarriesAck, kAckRequest; 4: 64-byte header
 inline constexpr size_t kHandshakePrefixSize = 12;
 inline constexpr size_t kMaxHandshakePayload = kHandshakePrefixSize + kMaxPrivateData;
 // Payloads and ranges are capped like an ibv_sge length (and below SSIZE_MAX).

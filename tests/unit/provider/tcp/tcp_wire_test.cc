@@ -44,10 +44,12 @@ TEST(TcpWire, UnknownOpcodeIsRejected) {
 }
 
 TEST(TcpWire, ReservedBitsAreRejected) {
-    EncodedHeader encoded = EncodeHeader(Header{});
-    encoded[3] = 1;
-    Header parsed;
-    EXPECT_EQ(ParseBytes(encoded, &parsed), ParseError::kReservedBitsSet);
+    for (size_t at : {size_t{2}, size_t{3}, size_t{32}, size_t{47}, kHeaderSize - 1}) {
+        EncodedHeader encoded = EncodeHeader(Header{});
+        encoded[at] = 1;
+        Header parsed;
+        EXPECT_EQ(ParseBytes(encoded, &parsed), ParseError::kReservedBitsSet) << "byte " << at;
+    }
 }
 
 TEST(TcpWire, LengthsAreCheckedPerOpcode) {
