@@ -56,6 +56,10 @@ int CompletionQueue::Poll(int num_entries, ibv_wc *wc) {
     const int got = PollRing(num_entries, wc);
     if (got > 0 || num_entries == 0)
         return got;
+    if (skip_drive_.load(std::memory_order_relaxed)) {
+        skip_drive_.store(false, std::memory_order_relaxed);
+        return 0;
+    }
     // Empty: make the progress the completions depend on, without blocking.
     // A completion this makes for this CQ is returned right here, so it
     // does not fire the channel: the CQ stays armed for the next one (no
@@ -141,12 +145,14 @@ bool CompletionQueue::Overrun() const {
 void CompletionQueue::AddFeeder(const std::shared_ptr<Connection> &connection) {
     std::lock_guard lock(feeders_mu_);
     feeders_.push_back(Feeder{connection.get(), connection});
+    sole_feeder_.store(feeders_.size() == 1);
     feeders_generation.fetch_add(1);
 }
 
 void CompletionQueue::RemoveFeeder(const Connection *connection) {
     std::lock_guard lock(feeders_mu_);
     std::erase_if(feeders_, [connection](const Feeder &f) { return f.key == connection; });
+    sole_feeder_.store(feeders_.size() == 1);
     feeders_generation.fetch_add(1);
 }
 

@@ -52,6 +52,20 @@ class CompletionQueue final : public provider::CompletionQueue {
         events_acked_.fetch_add(count, std::memory_order_relaxed);
     }
 
+    // The sole connection feeding this CQ just sent the only request in
+    // flight: the next poll that finds the CQ empty need not drive it (its
+    // read could only come back empty, the answer being a round trip away).
+    // False when the CQ has other feeders; the caller then keeps that in
+    // mind itself.
+    bool SkipNextDrive() {
+        if (!sole_feeder_.load(std::memory_order_relaxed))
+            return false;
+        skip_drive_.store(true, std::memory_order_relaxed);
+        return true;
+    }
+    // Something waits for a poll to drive it after all (a doorbell).
+    void CancelSkip() { skip_drive_.store(false, std::memory_order_relaxed); }
+
     // The connections whose queue pair completes into this CQ (send or
     // receive side), for inline progress. Called by the connection under
     // its lock (lock order: connection -> CQ).
@@ -90,6 +104,11 @@ class CompletionQueue final : public provider::CompletionQueue {
 
     mutable std::mutex feeders_mu_;
     std::vector<Feeder> feeders_;
+    // feeders_.size() == 1, readable without the lock.
+    std::atomic<bool> sole_feeder_{false};
+    // SkipNextDrive. Plain loads and stores: a race costs one read or one
+    // empty poll, never a completion.
+    std::atomic<bool> skip_drive_{false};
 };
 
 }  // namespace rpma::provider::tcp

@@ -1580,11 +1580,21 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
     const uint64_t sequence = sq_.Push(std::move(wr));
     if (sequence != 0) {
         message.header.sequence = sequence;
-        out_.Push(std::move(message));
         // Only the answer to this very request can be awaited: it is a
         // round trip away. (With earlier requests in flight, their answers
         // may be in already: a pipelining poller keeps reading.)
         posted_since_read_ = posted_since_read_ || nothing_in_flight;
+        // A SEND goes at once: it is what a peer answers, and what follows
+        // it is usually a wait for that answer, not another request to batch.
+        if ((!may_wait_for_doorbell || wire::IsSend(message.header.opcode)) &&
+            SendAtOnce(message)) {
+            // Then a poll has nothing to send either: the CQ can skip it.
+            if (posted_since_read_ && out_.Empty() && qp_.send_cq != nullptr &&
+                qp_.send_cq->SkipNextDrive())
+                posted_since_read_ = false;
+            return 0;
+        }
+        out_.Push(std::move(message));
     } else if (first_unsent && !nothing_in_flight) {
         // This request fails once it is at the front, behind requests sent
         // without asking for an ACK: ask for it now (a NIC would fail it
@@ -1594,10 +1604,69 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
         out_.Push(std::move(ask));
     }
     FailOnFrontLocalError();
-    if (may_wait_for_doorbell && sequence != 0 && WaitForDoorbell())
+    if (may_wait_for_doorbell && sequence != 0 && WaitForDoorbell()) {
+        if (qp_.send_cq != nullptr)
+            qp_.send_cq->CancelSkip();  // the next poll rings it
         return 0;
+    }
     AfterProgress();
     return 0;
+}
+
+bool Connection::SendAtOnce(OutboundMessage &message) {
+    if (!out_.Empty() || !socket_.Valid() || write_shut_down_ || doorbell_pending_)
+        return false;
+    size_t payload = message.inline_length;
+    for (const MemorySegment &segment : message.segments) {
+        if (segment.region->Revoked())
+            return false;  // the queue's flush reports it
+        payload += segment.length;
+    }
+    // The pending ACK rides along: in a SEND's own header, or in front.
+    const bool ack = applied_sequence_ > acknowledged_sequence_;
+    const bool ack_in_header = ack && wire::IsSend(message.header.opcode);
+    const size_t ack_bytes = ack && !ack_in_header ? wire::kHeaderSize : 0;
+    const size_t total = ack_bytes + wire::kHeaderSize + payload;
+    if (total > OutboundQueue::kSmallSendBytes)
+        return false;
+    if (ack_in_header) {
+        message.header.flags |= wire::kCarriesAck;
+        message.header.remote_addr = applied_sequence_;
+    }
+    uint8_t bytes[OutboundQueue::kSmallSendBytes];
+    size_t length = 0;
+    if (ack_bytes != 0) {
+        wire::Header header;
+        header.opcode = wire::Opcode::kAck;
+        header.sequence = applied_sequence_;
+        const wire::EncodedHeader encoded = wire::EncodeHeader(header);
+        memcpy(bytes, encoded.data(), encoded.size());
+        length += encoded.size();
+    }
+    const wire::EncodedHeader encoded = wire::EncodeHeader(message.header);
+    memcpy(bytes + length, encoded.data(), encoded.size());
+    length += encoded.size();
+    memcpy(bytes + length, message.inline_payload.data(), message.inline_length);
+    length += message.inline_length;
+    for (const MemorySegment &segment : message.segments) {
+        memcpy(bytes + length, segment.addr, segment.length);
+        length += segment.length;
+    }
+    const ssize_t sent = SocketSend(socket_.Get(), bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (ack) {
+        acknowledged_sequence_ = applied_sequence_;
+        ack_requested_ = false;
+    }
+    if (sent == static_cast<ssize_t>(length))
+        return true;
+    // The socket took part or nothing (or failed: the queue's flush, which
+    // AfterProgress runs, reports it): the rest goes through the queue.
+    if (ack_bytes != 0)
+        out_.PushAck(applied_sequence_);
+    out_.Push(std::move(message));
+    out_.MarkSent(sent > 0 ? static_cast<size_t>(sent) : 0);
+    AfterProgress();
+    return true;
 }
 
 bool Connection::WaitForDoorbell() {

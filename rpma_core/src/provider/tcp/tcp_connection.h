@@ -295,6 +295,10 @@ class Connection final : public EventHandler,
     // Posting.
     int CheckCanPost() const;
     int PostRequest(PendingWr &&wr, OutboundMessage &&message);
+    // Nothing queued and a small message (with a pending ACK): one send from
+    // here, without a queue entry. True when it took the message (what the
+    // socket did not take is queued); false leaves it to the caller.
+    bool SendAtOnce(OutboundMessage &message);
     // True when the request just queued may wait for the next doorbell.
     bool WaitForDoorbell();
     void FailOnFrontLocalError();

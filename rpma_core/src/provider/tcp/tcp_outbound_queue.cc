@@ -167,22 +167,25 @@ OutboundQueue::FlushResult OutboundQueue::Flush(int fd) {
         }
         if (written == 0)
             return {revoked ? FlushStatus::kRevoked : FlushStatus::kDrained};
-        auto remaining = static_cast<size_t>(written);
-        queued_bytes_ -= remaining;
-        while (remaining > 0) {
-            Item &front = items_.front();
-            const size_t unsent = front.total - front.sent;
-            if (remaining < unsent) {
-                front.sent += remaining;
-                break;
-            }
-            remaining -= unsent;
-            if (IsResponse(front.message.header))
-                --pending_responses_;
-            items_.pop_front();
-        }
+        MarkSent(static_cast<size_t>(written));
     }
     return {FlushStatus::kDrained};
+}
+
+void OutboundQueue::MarkSent(size_t bytes) {
+    queued_bytes_ -= bytes;
+    while (bytes > 0) {
+        Item &front = items_.front();
+        const size_t unsent = front.total - front.sent;
+        if (bytes < unsent) {
+            front.sent += bytes;
+            return;
+        }
+        bytes -= unsent;
+        if (IsResponse(front.message.header))
+            --pending_responses_;
+        items_.pop_front();
+    }
 }
 
 }  // namespace rpma::provider::tcp

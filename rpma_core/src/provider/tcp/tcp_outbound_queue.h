@@ -38,6 +38,9 @@ struct OutboundMessage {
 
 class OutboundQueue {
   public:
+    // A queue of at most this many bytes goes out as one plain send.
+    static constexpr size_t kSmallSendBytes = 256;
+
     enum class FlushStatus {
         kDrained,
         kBlocked,  // the socket is full; wait for EPOLLOUT
@@ -54,6 +57,8 @@ class OutboundQueue {
     // raised instead of queueing another one, and a SEND there carries it.
     void PushAck(uint64_t sequence);
     FlushResult Flush(int fd);
+    // The first `bytes` of the queue went out (a send made elsewhere).
+    void MarkSent(size_t bytes);
 
     bool Empty() const { return items_.empty(); }
     size_t Size() const { return items_.size(); }
@@ -76,8 +81,6 @@ class OutboundQueue {
     // A new item at the tail for `header` and a payload of that length;
     // the caller fills in the payload.
     Item &Append(const wire::Header &header, size_t payload_length);
-    static constexpr size_t kSmallSendBytes = 256;
-
     // One sendmsg of what fits into an iovec batch; 0 when nothing could
     // be sent (*revoked tells why).
     ssize_t SendSome(int fd, bool *revoked);

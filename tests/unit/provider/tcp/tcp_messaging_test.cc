@@ -59,6 +59,49 @@ TEST_F(TcpMessaging, SendsFillPostedReceivesInOrder) {
     }
 }
 
+class TcpMessagingDeepQueues : public TcpMessaging {
+  protected:
+    PairOptions Options() override {
+        PairOptions options;
+        options.sq_size = 1u << 16;
+        options.rq_size = 1u << 16;
+        options.cq_size = 1 << 16;
+        return options;
+    }
+};
+
+TEST_F(TcpMessagingDeepQueues, SmallSendsBackedUpBehindATargetThatStoppedReadingArriveInOrder) {
+    // Small SENDs go out with one send() each, without a queue entry, while
+    // the socket takes them; the target stops reading at the first one (no
+    // receive posted), so the socket fills and the rest queue up behind a
+    // partly sent one. Once receives are posted everything arrives, in order.
+    // More than the sending socket's buffer takes (4 MiB at most).
+    constexpr int kMessages = 40000;
+    constexpr uint32_t kLength = 192;
+    Buffer out(*client_pd, kMessages * kLength, kRemoteAll);
+    Buffer in(*server_pd, kMessages * kLength, kRemoteAll);
+    for (int i = 0; i < kMessages; ++i) {
+        memset(out.data() + i * kLength, i % 251, kLength);
+        ibv_sge sge = out.Sge(i * kLength, kLength);
+        const bool signaled = i % 5000 == 4999;
+        ASSERT_EQ(client.qp().PostSend(SendWr(IBV_WR_SEND, &sge, i, 0, 0, signaled)), 0) << i;
+    }
+    for (int i = 0; i < kMessages; ++i)
+        ASSERT_EQ(Receive(server.qp(), in, i * kLength, kLength, i), 0);
+    const auto recvs = server.recv.Wait(kMessages);
+    ASSERT_EQ(recvs.size(), static_cast<size_t>(kMessages));
+    for (int i = 0; i < kMessages; ++i) {
+        ASSERT_EQ(recvs[i].wr_id, static_cast<uint64_t>(i));
+        ASSERT_EQ(recvs[i].status, IBV_WC_SUCCESS);
+        ASSERT_EQ(recvs[i].byte_len, kLength);
+    }
+    EXPECT_EQ(memcmp(in.data(), out.data(), kMessages * kLength), 0);
+    const auto sends = client.send.Wait(kMessages / 5000);
+    ASSERT_EQ(sends.size(), static_cast<size_t>(kMessages / 5000));
+    for (const ibv_wc &wc : sends)
+        EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+}
+
 TEST_F(TcpMessaging, SendWithImmDeliversTheImmediateInNetworkOrder) {
     Buffer out(*client_pd, 64, kRemoteAll);
     Buffer in(*server_pd, 64, kRemoteAll);
