@@ -318,8 +318,10 @@ void Connection::AfterProgress() {
         return;
     // An acknowledgement goes out when the peer asked for one, or rides
     // along with whatever else is about to be sent (one sendmsg).
-    if (IsLive() && !write_shut_down_ && (ack_requested_ || !out_.Empty()))
-        PushPendingAck();
+    if (IsLive() && !write_shut_down_ && (ack_requested_ || !out_.Empty())) {
+        if (!ack_requested_ || !out_.Empty() || !SendAckAtOnce())
+            PushPendingAck();
+    }
     FlushOutbound();
     if (!socket_.Valid())
         return;
@@ -1613,6 +1615,28 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
     return 0;
 }
 
+bool Connection::SendAckAtOnce() {
+    if (applied_sequence_ <= acknowledged_sequence_) {
+        ack_requested_ = false;
+        return true;  // nothing to acknowledge
+    }
+    wire::Header header;
+    header.opcode = wire::Opcode::kAck;
+    header.sequence = applied_sequence_;
+    const wire::EncodedHeader encoded = wire::EncodeHeader(header);
+    const ssize_t sent =
+        SocketSend(socket_.Get(), encoded.data(), encoded.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent <= 0)
+        return false;  // queued instead; the queue's flush reports a failure
+    ack_requested_ = false;
+    acknowledged_sequence_ = applied_sequence_;
+    if (static_cast<size_t>(sent) < encoded.size()) {
+        out_.PushAck(applied_sequence_);
+        out_.MarkSent(static_cast<size_t>(sent));
+    }
+    return true;
+}
+
 bool Connection::SendAtOnce(OutboundMessage &message) {
     if (!out_.Empty() || !socket_.Valid() || write_shut_down_ || doorbell_pending_)
         return false;
@@ -1625,34 +1649,53 @@ bool Connection::SendAtOnce(OutboundMessage &message) {
     // The pending ACK rides along: in a SEND's own header, or in front.
     const bool ack = applied_sequence_ > acknowledged_sequence_;
     const bool ack_in_header = ack && wire::IsSend(message.header.opcode);
-    const size_t ack_bytes = ack && !ack_in_header ? wire::kHeaderSize : 0;
-    const size_t total = ack_bytes + wire::kHeaderSize + payload;
-    if (total > OutboundQueue::kSmallSendBytes)
-        return false;
     if (ack_in_header) {
         message.header.flags |= wire::kCarriesAck;
         message.header.remote_addr = applied_sequence_;
     }
-    uint8_t bytes[OutboundQueue::kSmallSendBytes];
-    size_t length = 0;
-    if (ack_bytes != 0) {
+    wire::EncodedHeader ack_header;
+    if (ack && !ack_in_header) {
         wire::Header header;
         header.opcode = wire::Opcode::kAck;
         header.sequence = applied_sequence_;
-        const wire::EncodedHeader encoded = wire::EncodeHeader(header);
-        memcpy(bytes, encoded.data(), encoded.size());
-        length += encoded.size();
+        ack_header = wire::EncodeHeader(header);
     }
-    const wire::EncodedHeader encoded = wire::EncodeHeader(message.header);
-    memcpy(bytes + length, encoded.data(), encoded.size());
-    length += encoded.size();
-    memcpy(bytes + length, message.inline_payload.data(), message.inline_length);
-    length += message.inline_length;
-    for (const MemorySegment &segment : message.segments) {
-        memcpy(bytes + length, segment.addr, segment.length);
-        length += segment.length;
+    const size_t ack_bytes = ack && !ack_in_header ? ack_header.size() : 0;
+    const wire::EncodedHeader header = wire::EncodeHeader(message.header);
+    const size_t length = ack_bytes + header.size() + payload;
+    ssize_t sent;
+    if (length <= OutboundQueue::kSmallSendBytes) {
+        // One buffer: a plain send costs the kernel less than an iovec array.
+        uint8_t bytes[OutboundQueue::kSmallSendBytes];
+        size_t at = 0;
+        const auto append = [&](const void *data, size_t size) {
+            memcpy(bytes + at, data, size);
+            at += size;
+        };
+        append(ack_header.data(), ack_bytes);
+        append(header.data(), header.size());
+        append(message.inline_payload.data(), message.inline_length);
+        for (const MemorySegment &segment : message.segments)
+            append(segment.addr, segment.length);
+        sent = SocketSend(socket_.Get(), bytes, at, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+        // Zero copy: the payload goes from registered memory.
+        iovec iov[kMaxSge + 3];
+        int count = 0;
+        const auto add = [&](const void *data, size_t size) {
+            if (size != 0)
+                iov[count++] = iovec{const_cast<void *>(data), size};
+        };
+        add(ack_header.data(), ack_bytes);
+        add(header.data(), header.size());
+        add(message.inline_payload.data(), message.inline_length);
+        for (const MemorySegment &segment : message.segments)
+            add(segment.addr, segment.length);
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = static_cast<size_t>(count);
+        sent = SocketSendMsg(socket_.Get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
-    const ssize_t sent = SocketSend(socket_.Get(), bytes, length, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (ack) {
         acknowledged_sequence_ = applied_sequence_;
         ack_requested_ = false;
