@@ -8,11 +8,14 @@
 
 namespace rpma::log {
 
-bool Enabled(enum rpma_log_level level);
+// Cold: logging is for errors and rare events, so the compiler lays out
+// the branches that log out of the way of the data path's code.
+__attribute__((cold)) bool Enabled(enum rpma_log_level level);
 
 // printf-style; file may be nullptr (then line and function are ignored).
-void Write(enum rpma_log_level level, const char *file, int line, const char *function,
-           const char *format, ...) __attribute__((format(printf, 5, 6)));
+__attribute__((cold)) void Write(enum rpma_log_level level, const char *file, int line,
+                                 const char *function, const char *format, ...)
+    __attribute__((format(printf, 5, 6)));
 
 }  // namespace rpma::log
 

@@ -1590,10 +1590,7 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
         // it is usually a wait for that answer, not another request to batch.
         if ((!may_wait_for_doorbell || wire::IsSend(message.header.opcode)) &&
             SendAtOnce(message)) {
-            // Then a poll has nothing to send either: the CQ can skip it.
-            if (posted_since_read_ && out_.Empty() && qp_.send_cq != nullptr &&
-                qp_.send_cq->SkipNextDrive())
-                posted_since_read_ = false;
+            LetPollSkip();
             return 0;
         }
         out_.Push(std::move(message));
@@ -1612,7 +1609,17 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
         return 0;
     }
     AfterProgress();
+    LetPollSkip();
     return 0;
+}
+
+void Connection::LetPollSkip() {
+    // Everything is sent and only the answer to what was just posted can
+    // be awaited: a poll has nothing to do here, and the CQ can tell it so
+    // without it taking this lock.
+    if (posted_since_read_ && out_.Empty() && qp_.send_cq != nullptr &&
+        qp_.send_cq->SkipNextDrive())
+        posted_since_read_ = false;
 }
 
 bool Connection::SendAckAtOnce() {

@@ -302,6 +302,9 @@ class Connection final : public EventHandler,
     // The same for an ACK the peer asked for: false when the socket took
     // nothing (the caller queues it).
     bool SendAckAtOnce();
+    // After a post: hands posted_since_read_ to the send CQ when it can
+    // skip the next empty poll's drive altogether (CompletionQueue).
+    void LetPollSkip();
     // True when the request just queued may wait for the next doorbell.
     bool WaitForDoorbell();
     void FailOnFrontLocalError();
