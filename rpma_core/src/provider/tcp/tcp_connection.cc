@@ -1163,8 +1163,10 @@ void Connection::OnRequestHeader() {
             response.header.opcode = wire::Opcode::kReadResponse;
             response.header.length = header.length;
             response.header.sequence = header.sequence;
-            if (segment.length > 0)
+            if (segment.length > 0) {
+                segment.Own();  // read when the queue gets to it
                 response.segments.push_back(std::move(segment));
+            }
             out_.Push(std::move(response));
             return CompleteRequest();
         }
@@ -1476,6 +1478,8 @@ int Connection::PostSend(const ibv_send_wr &wr) {
             pending.local_error = IBV_WC_LOC_PROT_ERR;
             break;
         }
+        if (pending.is_read)
+            segment.Own();  // written when the response comes
         (pending.is_read ? pending.read_destination : message.segments)
             .push_back(std::move(segment));
     }
@@ -1593,7 +1597,7 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
             LetPollSkip();
             return 0;
         }
-        out_.Push(std::move(message));
+        Enqueue(std::move(message));
     } else if (first_unsent && !nothing_in_flight) {
         // This request fails once it is at the front, behind requests sent
         // without asking for an ACK: ask for it now (a NIC would fail it
@@ -1620,6 +1624,12 @@ void Connection::LetPollSkip() {
     if (posted_since_read_ && out_.Empty() && qp_.send_cq != nullptr &&
         qp_.send_cq->SkipNextDrive())
         posted_since_read_ = false;
+}
+
+void Connection::Enqueue(OutboundMessage &&message) {
+    for (MemorySegment &segment : message.segments)
+        segment.Own();  // sent later, whatever the cache holds then
+    out_.Push(std::move(message));
 }
 
 bool Connection::SendAckAtOnce() {
@@ -1713,7 +1723,7 @@ bool Connection::SendAtOnce(OutboundMessage &message) {
     // AfterProgress runs, reports it): the rest goes through the queue.
     if (ack_bytes != 0)
         out_.PushAck(applied_sequence_);
-    out_.Push(std::move(message));
+    Enqueue(std::move(message));
     out_.MarkSent(sent > 0 ? static_cast<size_t>(sent) : 0);
     AfterProgress();
     return true;

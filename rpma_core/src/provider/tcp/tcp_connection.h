@@ -299,6 +299,8 @@ class Connection final : public EventHandler,
     // here, without a queue entry. True when it took the message (what the
     // socket did not take is queued); false leaves it to the caller.
     bool SendAtOnce(OutboundMessage &message);
+    // Queues a posted request's message, its segments owned (MemorySegment).
+    void Enqueue(OutboundMessage &&message);
     // The same for an ACK the peer asked for: false when the socket took
     // nothing (the caller queues it).
     bool SendAckAtOnce();

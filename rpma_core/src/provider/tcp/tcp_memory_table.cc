@@ -136,13 +136,14 @@ void MemoryTable::AddUser(std::weak_ptr<RegionUser> user) {
     users_.push_back(std::move(user));
 }
 
-std::shared_ptr<Region> MemoryTable::Lookup(uint32_t key, RegionCache *cache) const {
+Region *MemoryTable::Lookup(uint32_t key, RegionCache *cache,
+                            std::shared_ptr<Region> *owned) const {
     // Deregistration revokes the region before it returns: a cached region
     // that is not revoked is at most being deregistered right now, which is
     // what a table lookup just before that would have found too.
     if (cache != nullptr && cache->region != nullptr && cache->region->Key() == key &&
         !cache->region->Revoked())
-        return cache->region;
+        return cache->region.get();
     std::shared_ptr<Region> region;
     {
         std::lock_guard lock(mu_);
@@ -150,15 +151,21 @@ std::shared_ptr<Region> MemoryTable::Lookup(uint32_t key, RegionCache *cache) co
         if (it != regions_.end())
             region = it->second;
     }
-    if (cache != nullptr && region != nullptr)
-        cache->region = region;
-    return region;
+    if (region == nullptr)
+        return nullptr;
+    Region *found = region.get();
+    if (cache != nullptr)
+        cache->region = std::move(region);
+    else
+        *owned = std::move(region);
+    return found;
 }
 
 RemoteCheck MemoryTable::ResolveRemote(uint32_t rkey, uint64_t addr, uint64_t length,
                                        uint64_t pd_id, int required_access, MemorySegment *segment,
                                        RegionCache *cache) const {
-    std::shared_ptr<Region> region = Lookup(rkey, cache);
+    std::shared_ptr<Region> owned;
+    Region *region = Lookup(rkey, cache, &owned);
     if (region == nullptr)
         return RemoteCheck::kUnknownKey;
     if (region->PdId() != pd_id)
@@ -169,19 +176,22 @@ RemoteCheck MemoryTable::ResolveRemote(uint32_t rkey, uint64_t addr, uint64_t le
         return RemoteCheck::kAccessDenied;
     segment->addr = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(addr));
     segment->length = length;
-    segment->region = std::move(region);
+    segment->region = region;
+    segment->owner = std::move(owned);
     return RemoteCheck::kOk;
 }
 
 bool MemoryTable::ResolveLocal(const ibv_sge &sge, uint64_t pd_id, int required_access,
                                MemorySegment *segment, RegionCache *cache) const {
-    std::shared_ptr<Region> region = Lookup(sge.lkey, cache);
+    std::shared_ptr<Region> owned;
+    Region *region = Lookup(sge.lkey, cache, &owned);
     if (region == nullptr || region->PdId() != pd_id || !region->Contains(sge.addr, sge.length) ||
         (region->Access() & required_access) != required_access)
         return false;
     segment->addr = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(sge.addr));
     segment->length = sge.length;
-    segment->region = std::move(region);
+    segment->region = region;
+    segment->owner = std::move(owned);
     return true;
 }
 

@@ -138,7 +138,7 @@ ssize_t OutboundQueue::SendSome(int fd, bool *revoked) {
         iov.Add(item.header.data(), item.header.size(), &skip, nullptr);
         iov.Add(item.message.inline_payload.data(), item.message.inline_length, &skip, nullptr);
         for (const MemorySegment &segment : item.message.segments) {
-            if (!iov.Add(segment.addr, segment.length, &skip, segment.region.get())) {
+            if (!iov.Add(segment.addr, segment.length, &skip, segment.region)) {
                 *revoked = true;
                 break;
             }

@@ -47,6 +47,7 @@ int ReceiveQueue::Post(const ibv_recv_wr &wr, RegionCache *cache) {
                 continue;
             }
             receive.capacity += sge.length;
+            segment.Own();  // used when a message comes, whatever the cache holds then
             receive.segments.push_back(std::move(segment));
         }
         if (!waiters_.empty())
