@@ -180,6 +180,14 @@ void Connection::DetachSocket() {
     interest_ = 0;
 }
 
+void Connection::EnsureStage() {
+    // Page-aligned: a payload behind a 64-byte header then keeps its
+    // alignment in the stage, for the kernel's copy into it and for ours
+    // out of it (see wire::kHeaderSize).
+    if (stage_ == nullptr)
+        stage_.reset(new (std::align_val_t{kStageAlignment}) uint8_t[kStageSize]);
+}
+
 bool Connection::MakeSocketBlocking() {
     if (socket_blocking_)
         return true;
@@ -492,8 +500,7 @@ Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *cons
     if (stage_begin_ == stage_end_) {
         if (!MakeSocketBlocking())
             return DirectRead::kUnavailable;
-        if (stage_ == nullptr)
-            stage_ = std::make_unique<uint8_t[]>(kStageSize);
+        EnsureStage();
         reader_busy_ = true;
         const int fd = socket_.Get();
         uint8_t *const stage = stage_.get();
@@ -930,8 +937,7 @@ bool Connection::ConsumeReadResult(ssize_t result) {
 }
 
 bool Connection::FillStage(size_t *budget, bool *drained) {
-    if (stage_ == nullptr)
-        stage_ = std::make_unique<uint8_t[]>(kStageSize);
+    EnsureStage();
     const ssize_t got = SocketRecv(socket_.Get(), stage_.get(), kStageSize, MSG_DONTWAIT);
     if (!ConsumeReadResult(got))
         return false;
@@ -1032,8 +1038,7 @@ ssize_t Connection::ReceivePayloadDirect(bool *revoked) {
         *revoked = true;
         return -1;
     }
-    if (stage_ == nullptr)
-        stage_ = std::make_unique<uint8_t[]>(kStageSize);
+    EnsureStage();
     iov[count].iov_base = stage_.get();
     iov[count].iov_len = wire::kHeaderSize;
     ++count;

@@ -259,6 +259,8 @@ class Connection final : public EventHandler,
     // Clears O_NONBLOCK (every other socket call says MSG_DONTWAIT) and sets
     // SO_RCVTIMEO, once per socket, for WaitDirect.
     bool MakeSocketBlocking();
+    // Allocates the stage on first use.
+    void EnsureStage();
     // False when reading must stop (would block, EOF, error).
     bool ConsumeReadResult(ssize_t result);
     bool FillStage(size_t *budget, bool *drained);
@@ -397,7 +399,14 @@ class Connection final : public EventHandler,
     RegionCache local_regions_;
     RegionCache remote_regions_;
     // Bytes read from the socket and not yet consumed: [begin, end).
-    std::unique_ptr<uint8_t[]> stage_;
+    // The stage is page-aligned (EnsureStage).
+    static constexpr size_t kStageAlignment = 4096;
+    struct StageDelete {
+        void operator()(uint8_t *stage) const {
+            ::operator delete[](stage, std::align_val_t{kStageAlignment});
+        }
+    };
+    std::unique_ptr<uint8_t[], StageDelete> stage_;
     size_t stage_begin_ = 0;
     size_t stage_end_ = 0;
     OutboundQueue out_;
