@@ -9,13 +9,16 @@
 // Inline progress: an application thread waiting for completions of this
 // connection (blocking GetEvent, or Poll of an empty CQ) reads the socket
 // itself and runs the very same inbound processing (DriveInbound), so the
-// completion is made in the thread that wants it. While a thread waits
-// inline, EPOLLIN is muted in the progress engine; after the last waiter
-// leaves, the mute lingers (Device::SetInlineLinger) so that the reply to
-// what the application posts next does not wake the progress thread, and
-// small unsignaled requests posted meanwhile wait for the next post or wait
-// to share its sendmsg (the doorbell). Past the linger the progress thread
-// serves the socket again.
+// completion is made in the thread that wants it; a thread waiting on this
+// connection alone sleeps in a recv on its socket (WaitDirect). While a
+// thread waits inline, the socket is muted in the progress engine (out of
+// its epoll set); after the last waiter leaves, the mute lingers
+// (Device::SetInlineLinger) so that the reply to what the application
+// posts next does not wake the progress thread, and small unsignaled writes
+// posted meanwhile wait for the next post or wait to share its sendmsg (the
+// doorbell). Past the linger the progress thread serves the socket again.
+// A SEND, and an ACK the peer asked for, go out at once from the posting
+// (or processing) thread when nothing is queued ahead of them.
 //
 // Acknowledgements: the target acknowledges requests that ask for it
 // (wire::kAckRequested: signaled WRs, or every half send queue) at once,

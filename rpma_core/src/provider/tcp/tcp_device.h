@@ -69,10 +69,12 @@ class Device final : public provider::Device {
     void SetAwaitingReplyTimeout(std::chrono::milliseconds timeout);
     // Inline progress (tcp_completion_channel.h): how long after an
     // application thread's inline wait on a connection ends the provider
-    // keeps expecting the next one. Meanwhile the socket stays muted in the
-    // progress engine (so a reply arriving between two waits does not wake
-    // the progress thread) and small unsignaled requests wait for the next
-    // post or wait to share its sendmsg. After it, the progress thread takes
+    // keeps expecting the next one; a wait that ends within it extends it
+    // (checked when it expires, so it ends one to two lingers after the
+    // last wait). Meanwhile the socket stays out of the progress engine's
+    // epoll set (so a reply arriving between two waits does not wake the
+    // progress thread) and small unsignaled writes wait for the next post
+    // or wait to share its sendmsg. After it, the progress thread takes
     // over again. Zero: unmute as each wait returns and never defer a send.
     // While an application keeps waiting inline, the progress thread checks
     // the linger about once per linger period on a timer; timer interrupts
