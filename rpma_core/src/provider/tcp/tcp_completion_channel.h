@@ -5,14 +5,17 @@
 //
 // Inline progress. A blocking GetEvent does not sleep until the progress
 // thread hands it a completion: it drives the inbound side of the
-// connections whose queue pairs feed this channel's CQs itself. It polls the
-// channel's eventfd together with those sockets and, when a socket is
-// readable, runs the same inbound processing the progress thread would run
-// (under the connection's lock), so the completion is produced in the thread
-// that waits for it: no thread hand-off, no eventfd round trip (a CQ firing
-// in the waiting thread is handed over directly). While it waits on a
-// connection, the connection's socket is muted (EPOLLIN off) in the progress
-// engine, so only one thread wakes up; mutes are counted per connection and
+// connections whose queue pairs feed this channel's CQs itself. Fed by one
+// connection, it first sleeps in a recv on that connection's socket
+// (Connection::WaitDirect, bounded by a timeout); otherwise, or after that
+// timeout, it polls the channel's eventfd together with those sockets and,
+// when a socket is readable, runs the same inbound processing the progress
+// thread would run (under the connection's lock), so the completion is
+// produced in the thread that waits for it: no thread hand-off, no eventfd
+// round trip (a CQ firing in the waiting thread is handed over directly).
+// While it waits on a connection, the connection's socket is muted (out of
+// the progress engine's epoll set), so only one thread wakes up; mutes are
+// counted per connection and
 // lifted when the wait ends, and level-triggered epoll then picks up whatever
 // is left. The waiting thread keeps an epoll set of its own over the
 // channel's eventfd and those sockets, so a wait registers nothing anew.

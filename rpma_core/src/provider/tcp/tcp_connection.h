@@ -300,9 +300,11 @@ class Connection final : public EventHandler,
     // Posting.
     int CheckCanPost() const;
     int PostRequest(PendingWr &&wr, OutboundMessage &&message);
-    // Nothing queued and a small message (with a pending ACK): one send from
-    // here, without a queue entry. True when it took the message (what the
-    // socket did not take is queued); false leaves it to the caller.
+    // Nothing queued: the message (with a pending ACK) goes out from here,
+    // without a queue entry: one send when small (copied into one buffer),
+    // else one sendmsg from registered memory. True when it took the
+    // message (what the socket did not take is queued); false leaves it to
+    // the caller.
     bool SendAtOnce(OutboundMessage &message);
     // Queues a posted request's message, its segments owned (MemorySegment).
     void Enqueue(OutboundMessage &&message);
