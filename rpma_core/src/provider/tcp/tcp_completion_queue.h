@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "rpma_core/src/provider/provider.h"
+#include "rpma_core/src/provider/tcp/tcp_lock.h"
 
 namespace rpma::provider::tcp {
 
@@ -86,7 +87,7 @@ class CompletionQueue final : public provider::CompletionQueue {
     void FireIfLeftBehind();
 
     CompletionChannel *const channel_;
-    mutable std::mutex mu_;
+    mutable Lock mu_;
     std::vector<ibv_wc> ring_;
     size_t head_ = 0;
     size_t count_ = 0;

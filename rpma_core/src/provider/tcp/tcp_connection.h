@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "rpma_core/src/provider/provider.h"
+#include "rpma_core/src/provider/tcp/tcp_lock.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 #include "rpma_core/src/provider/tcp/tcp_outbound_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
@@ -337,7 +338,7 @@ class Connection final : public EventHandler,
     const ConnectionDeps deps_;
     const bool active_;
 
-    std::mutex mu_;
+    Lock mu_;
     State state_;
     UniqueFd socket_;
     uint64_t socket_token_ = 0;
