@@ -163,23 +163,14 @@ int CompletionChannel::WaitInline(CompletionQueue **fired, bool checked) {
     // never re-entered by the thread that runs it.
     thread_local std::vector<InlineWait> waits;
     thread_local std::vector<pollfd> fds;
-    struct FeedersCache {
-        const CompletionChannel *channel = nullptr;
-        uint64_t generation = 0;
-        std::vector<std::weak_ptr<Connection>> feeders;
-    };
     thread_local FeedersCache cache;
-    const uint64_t generation = feeders_generation.load();
-    if (cache.channel != this || cache.generation != generation) {
-        cache.feeders.clear();
+    const FeedersCache::Feeders &feeders = cache.Get(this, [this](FeedersCache::Feeders *out) {
         std::lock_guard lock(queues_mu_);
         for (CompletionQueue *cq : queues_)
-            cq->CollectFeeders(&cache.feeders);
-        cache.channel = this;
-        cache.generation = generation;
-    }
+            cq->CollectFeeders(out);
+    });
     waits.clear();
-    for (const auto &feeder : cache.feeders) {
+    for (const auto &feeder : feeders) {
         if (std::shared_ptr<Connection> connection = feeder.lock())
             waits.push_back(InlineWait{std::move(connection)});
     }

@@ -64,22 +64,12 @@ int CompletionQueue::Poll(int num_entries, ibv_wc *wc) {
     // A completion this makes for this CQ is returned right here, so it
     // does not fire the channel: the CQ stays armed for the next one (no
     // eventfd write now, no stale event for the next wait to swallow).
-    struct FeedersCache {
-        const CompletionQueue *cq = nullptr;
-        uint64_t generation = 0;
-        std::vector<std::weak_ptr<Connection>> feeders;
-    };
     thread_local FeedersCache cache;
-    const uint64_t generation = feeders_generation.load();
-    if (cache.cq != this || cache.generation != generation) {
-        cache.feeders.clear();
-        CollectFeeders(&cache.feeders);
-        cache.cq = this;
-        cache.generation = generation;
-    }
+    const FeedersCache::Feeders &feeders =
+        cache.Get(this, [this](FeedersCache::Feeders *out) { CollectFeeders(out); });
     bool progressed = false;
     tls_polling = this;
-    for (const auto &feeder : cache.feeders) {
+    for (const auto &feeder : feeders) {
         if (std::shared_ptr<Connection> connection = feeder.lock())
             progressed |= connection->DriveInbound(/*try_only=*/true);
     }

@@ -31,6 +31,32 @@ class Connection;
 // channel, so waiters may cache that (per thread) between changes.
 inline std::atomic<uint64_t> feeders_generation{1};
 
+// A thread's copy of the connections feeding one CQ or channel (`owner`),
+// collected again whenever the owner or feeders_generation changed. Each
+// inline poll or wait keeps one per thread, so a warm one takes no lock.
+class FeedersCache {
+  public:
+    using Feeders = std::vector<std::weak_ptr<Connection>>;
+
+    // `collect(&feeders)` appends the owner's feeders when they are stale.
+    template <typename Collect>
+    const Feeders &Get(const void *owner, Collect collect) {
+        const uint64_t generation = feeders_generation.load();
+        if (owner != owner_ || generation != generation_) {
+            feeders_.clear();
+            collect(&feeders_);
+            owner_ = owner;
+            generation_ = generation;
+        }
+        return feeders_;
+    }
+
+  private:
+    const void *owner_ = nullptr;
+    uint64_t generation_ = 0;
+    Feeders feeders_;
+};
+
 class CompletionQueue final : public provider::CompletionQueue {
   public:
     static constexpr int kMaxCapacity = 1 << 22;

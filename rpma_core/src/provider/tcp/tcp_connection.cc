@@ -1642,10 +1642,7 @@ bool Connection::SendAckAtOnce() {
         ack_requested_ = false;
         return true;  // nothing to acknowledge
     }
-    wire::Header header;
-    header.opcode = wire::Opcode::kAck;
-    header.sequence = applied_sequence_;
-    const wire::EncodedHeader encoded = wire::EncodeHeader(header);
+    const wire::EncodedHeader encoded = wire::EncodeHeader(wire::AckHeader(applied_sequence_));
     const ssize_t sent =
         SocketSend(socket_.Get(), encoded.data(), encoded.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (sent <= 0)
@@ -1676,12 +1673,8 @@ bool Connection::SendAtOnce(OutboundMessage &message) {
         message.header.remote_addr = applied_sequence_;
     }
     wire::EncodedHeader ack_header;
-    if (ack && !ack_in_header) {
-        wire::Header header;
-        header.opcode = wire::Opcode::kAck;
-        header.sequence = applied_sequence_;
-        ack_header = wire::EncodeHeader(header);
-    }
+    if (ack && !ack_in_header)
+        ack_header = wire::EncodeHeader(wire::AckHeader(applied_sequence_));
     const size_t ack_bytes = ack && !ack_in_header ? ack_header.size() : 0;
     const wire::EncodedHeader header = wire::EncodeHeader(message.header);
     const size_t length = ack_bytes + header.size() + payload;

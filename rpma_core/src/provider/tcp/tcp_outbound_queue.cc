@@ -93,10 +93,7 @@ void OutboundQueue::PushAck(uint64_t sequence) {
             return;
         }
     }
-    wire::Header ack;
-    ack.opcode = wire::Opcode::kAck;
-    ack.sequence = sequence;
-    Append(ack, 0);
+    Append(wire::AckHeader(sequence), 0);
 }
 
 ssize_t OutboundQueue::SendSmall(int fd, bool *revoked) {

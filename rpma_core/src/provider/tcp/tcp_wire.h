@@ -103,6 +103,14 @@ struct Header {
     uint64_t sequence = 0;
 };
 
+// A cumulative ACK of every request up to `sequence`.
+inline Header AckHeader(uint64_t sequence) {
+    Header header;
+    header.opcode = Opcode::kAck;
+    header.sequence = sequence;
+    return header;
+}
+
 using EncodedHeader = std::array<uint8_t, kHeaderSize>;
 
 EncodedHeader EncodeHeader(const Header &header);
