@@ -45,6 +45,18 @@ int NewQueues(rpma::provider::Device &device, const rpma_conn_cfg &cfg, rpma_cq 
                        &queues->rcq);
 }
 
+// The QP of `req` on `id` (req.id, or the CmId the request is about to
+// own), in peer's protection domain.
+int CreateQp(rpma_conn_req &req, rpma::provider::CmId &id, rpma_peer *peer) {
+    int err = id.CreateQp(*peer->pd, req.qp_init);
+    if (err != 0) {
+        RPMA_LOG_ERROR("creating the queue pair failed: %s", strerror(err));
+        return err == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
+    }
+    req.peer = peer;
+    return 0;
+}
+
 // The queues and the QP of a new request; the caller adds the CmId.
 int SetUpConnReq(rpma_peer *peer, rpma::provider::CmId &id, const rpma_conn_cfg &config,
                  rpma_conn_req **req_ptr) {
@@ -64,7 +76,7 @@ int SetUpConnReq(rpma_peer *peer, rpma::provider::CmId &id, const rpma_conn_cfg 
     if (ret != 0)
         return ret;
 
-    rpma::provider::QueuePairInit init;
+    rpma::provider::QueuePairInit &init = req->qp_init;
     init.send_cq = req->queues.cq->queue.get();
     init.recv_cq = srq_rcq           ? srq_rcq->queue.get()
                    : req->queues.rcq ? req->queues.rcq->queue.get()
@@ -72,12 +84,9 @@ int SetUpConnReq(rpma_peer *peer, rpma::provider::CmId &id, const rpma_conn_cfg 
     init.srq = srq ? srq->queue.get() : nullptr;
     init.sq_size = config.sq_size;
     init.rq_size = config.rq_size;
-    int err = id.CreateQp(*peer->pd, init);
-    if (err != 0) {
-        RPMA_LOG_ERROR("creating the queue pair failed: %s", strerror(err));
-        return err == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
-    }
-    req->peer = peer;
+    ret = CreateQp(*req, id, peer);
+    if (ret != 0)
+        return ret;
     req->timeout_ms = config.timeout_ms;
     *req_ptr = req.release();
     return 0;
@@ -86,6 +95,10 @@ int SetUpConnReq(rpma_peer *peer, rpma::provider::CmId &id, const rpma_conn_cfg 
 }  // namespace
 
 namespace rpma {
+
+int CreateConnReqQp(rpma_conn_req &req, rpma_peer *peer) {
+    return CreateQp(req, *req.id, peer);
+}
 
 int NewConnReq(rpma_peer *peer, std::unique_ptr<provider::CmId> id, const rpma_conn_cfg *cfg,
                bool incoming, rpma_conn_req **req_ptr) {
@@ -149,6 +162,13 @@ int rpma_conn_req_connect(struct rpma_conn_req **req_ptr,
         return RPMA_E_INVAL;
     }
 
+    if (req->id->Qp() == nullptr) {
+        // rpma_ext_conn_req_move_to_peer failed and could not restore the QP.
+        RPMA_LOG_ERROR("this connection request lost its queue pair; delete it");
+        if (req->incoming)
+            req->id->Reject();
+        return RPMA_E_INVAL;
+    }
     const void *data = pdata ? pdata->ptr : nullptr;
     uint8_t len = pdata ? pdata->len : 0;
     int err =
@@ -172,7 +192,7 @@ int rpma_conn_req_get_private_data(const struct rpma_conn_req *req,
 
 int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, size_t offset,
                        size_t len, const void *op_context) {
-    if (req == nullptr || dst == nullptr)
+    if (req == nullptr || dst == nullptr || req->id->Qp() == nullptr)
         return RPMA_E_INVAL;
     ibv_sge sge;
     int err = req->id->Qp()->PostRecv(rpma::MakeRecvWr(dst, offset, len, op_context, &sge));
@@ -180,5 +200,6 @@ int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, siz
         RPMA_LOG_ERROR("posting a receive failed: %s", strerror(err));
         return RPMA_E_PROVIDER;
     }
+    req->recv_posted = true;
     return 0;
 }

@@ -31,6 +31,12 @@ struct rpma_conn_req {
     std::unique_ptr<rpma::provider::CmId> id;
     bool incoming = false;
     int timeout_ms = RPMA_DEFAULT_TIMEOUT_MS;
+    // How the QP was made, so that rpma_ext_conn_req_move_to_peer can make
+    // it again in another protection domain.
+    rpma::provider::QueuePairInit qp_init;
+    // Set by rpma_conn_req_recv: those receives live on the QP and would be
+    // lost if it were made again.
+    bool recv_posted = false;
 };
 
 namespace rpma {
@@ -39,6 +45,11 @@ namespace rpma {
 // Returns 0 or RPMA_E_*.
 int NewConnReq(rpma_peer *peer, std::unique_ptr<provider::CmId> id, const rpma_conn_cfg *cfg,
                bool incoming, rpma_conn_req **req_ptr);
+
+// Creates req's QP in peer's protection domain as req->qp_init says and
+// makes peer the request's peer. The request must have no QP. Returns 0 or
+// RPMA_E_*.
+int CreateConnReqQp(rpma_conn_req &req, rpma_peer *peer);
 
 }  // namespace rpma
 

@@ -163,6 +163,11 @@ class CmId {
     // the CQs given in `init` must outlive the CmId.
     virtual int CreateQp(ProtectionDomain &pd, const QueuePairInit &init) = 0;
     virtual QueuePair *Qp() const = 0;
+    // rdma_destroy_qp: the QP goes, with every work request still posted on
+    // it (none completes), and CreateQp may be called again, e.g. in another
+    // protection domain. Only before Connect/Accept: a connection in progress
+    // or established loses its QP and is cut. No-op without a QP.
+    virtual void DestroyQp() = 0;
     // The peer's private data carried by a connection request (passive side).
     virtual const std::vector<uint8_t> &RequestPrivateData() const = 0;
     virtual int Connect(const void *private_data, uint8_t length, int timeout_ms) = 0;

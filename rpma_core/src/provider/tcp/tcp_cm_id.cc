@@ -66,6 +66,10 @@ provider::QueuePair *CmId::Qp() const {
     return qp_.get();
 }
 
+void CmId::DestroyQp() {
+    qp_.reset();
+}
+
 const std::vector<uint8_t> &CmId::RequestPrivateData() const {
     return connection_->RequestPrivateData();
 }

@@ -32,6 +32,10 @@ class CmId final : public provider::CmId {
     // 1..kMaxQueueDepth, or a second QP on the same id.
     int CreateQp(ProtectionDomain &pd, const QueuePairInit &init) override;
     QueuePair *Qp() const override;
+    // The QueuePair's destruction unbinds it from the connection (dropping
+    // posted receives, detaching the CQs) and frees its number, exactly as
+    // ~CmId does; a new QP may then be bound.
+    void DestroyQp() override;
     const std::vector<uint8_t> &RequestPrivateData() const override;
     int Connect(const void *private_data, uint8_t length, int timeout_ms) override;
     int Accept(const void *private_data, uint8_t length) override;

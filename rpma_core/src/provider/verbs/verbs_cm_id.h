@@ -26,6 +26,8 @@ class CmId final : public provider::CmId {
     ibv_context *Context() const override { return id_->verbs; }
     int CreateQp(provider::ProtectionDomain &pd, const QueuePairInit &init) override;
     provider::QueuePair *Qp() const override { return qp_.get(); }
+    // ~QueuePair calls rdma_destroy_qp and frees the APM buffer after it.
+    void DestroyQp() override { qp_.reset(); }
     const std::vector<uint8_t> &RequestPrivateData() const override {
         return request_private_data_;
     }

@@ -1,0 +1,45 @@
+// rpma_ext_*: rpma_core's extensions of the librpma API (rpma_ext.h).
+#include "rpma_ext.h"
+
+#include "rpma_core/src/conn_req.h"
+#include "rpma_core/src/log.h"
+#include "rpma_core/src/peer.h"
+
+int rpma_ext_conn_req_move_to_peer(struct rpma_conn_req *req, struct rpma_peer *peer) {
+    if (req == nullptr || peer == nullptr)
+        return RPMA_E_INVAL;
+    if (!req->incoming) {
+        RPMA_LOG_ERROR(
+            "only an incoming connection request (from rpma_ep_next_conn_req) can move "
+            "to another peer; make an outgoing one with the peer it should use");
+        return RPMA_E_INVAL;
+    }
+    if (peer->device->Context() != req->id->Context()) {
+        RPMA_LOG_ERROR(
+            "the connection request arrived on another device than the peer's (make "
+            "the peer from the ibv_context of the endpoint's address)");
+        return RPMA_E_INVAL;
+    }
+    if (req->qp_init.srq != nullptr) {
+        RPMA_LOG_ERROR(
+            "a connection request using a shared receive queue cannot move: the SRQ "
+            "belongs to its peer's protection domain (configure no SRQ)");
+        return RPMA_E_INVAL;
+    }
+    if (req->recv_posted) {
+        RPMA_LOG_ERROR(
+            "receives were posted on this connection request and would be lost; move "
+            "it before rpma_conn_req_recv");
+        return RPMA_E_INVAL;
+    }
+    if (peer == req->peer)
+        return 0;
+
+    // A CmId holds one QP: the old one must go before the new one is made.
+    rpma_peer *old_peer = req->peer;
+    req->id->DestroyQp();
+    int ret = rpma::CreateConnReqQp(*req, peer);
+    if (ret != 0 && rpma::CreateConnReqQp(*req, old_peer) != 0)
+        RPMA_LOG_ERROR("the connection request lost its queue pair; delete it");
+    return ret;
+}
