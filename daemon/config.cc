@@ -1,0 +1,760 @@
+#include "daemon/config.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace rpmad {
+namespace {
+
+// ---- small helpers ----------------------------------------------------------
+
+Status Invalid(std::string message) {
+    return Status(StatusCode::kInvalidArgument, std::move(message));
+}
+
+std::string Quoted(std::string_view text) {
+    return "\"" + std::string(text) + "\"";
+}
+
+std::string JoinNames(std::span<const std::string_view> names) {
+    std::string joined;
+    for (std::string_view name : names) {
+        if (!joined.empty())
+            joined += ", ";
+        joined += name;
+    }
+    return joined;
+}
+
+// Edit distance, for "did you mean" hints on misspelt keys and values.
+size_t Distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// "; did you mean "x"?" when one candidate is close to `word`, else "".
+std::string DidYouMean(std::string_view word, std::span<const std::string_view> candidates) {
+    std::string_view best;
+    size_t best_distance = 3;
+    for (std::string_view candidate : candidates) {
+        size_t d = Distance(word, candidate);
+        if (d < best_distance) {
+            best = candidate;
+            best_distance = d;
+        }
+    }
+    return best.empty() ? "" : "; did you mean " + Quoted(best) + "?";
+}
+
+StatusCode CodeForErrno(int error) {
+    switch (error) {
+        case ENOENT:
+        case ENOTDIR:
+            return StatusCode::kNotFound;
+        case EACCES:
+        case EPERM:
+            return StatusCode::kPermissionDenied;
+        default:
+            return StatusCode::kFailedPrecondition;
+    }
+}
+
+// The whole file, or a status whose message says which file (and for which
+// key, when `key` is not empty) and why, with the system's words for it.
+StatusOr<std::string> ReadWholeFile(const std::string &path, std::string_view key) {
+    auto failure = [&](int error) {
+        std::string who = key.empty() ? "cannot read " : std::string(key) + ": cannot read ";
+        return Status(CodeForErrno(error),
+                      who + Quoted(path) + ": " + std::strerror(error) +
+                          "; check the path and that rpmad's user may read it");
+    };
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return failure(errno);
+    std::string text;
+    char buffer[4096];
+    for (;;) {
+        ssize_t n = ::read(fd, buffer, sizeof(buffer));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int error = errno;
+            ::close(fd);
+            return failure(error);
+        }
+        if (n == 0)
+            break;
+        text.append(buffer, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return text;
+}
+
+// The first line of the token file with surrounding whitespace removed.
+StatusOr<std::string> ReadAdminTokenFile(const std::string &path) {
+    constexpr std::string_view kKey = "control.admin_token_file";
+    StatusOr<std::string> text = ReadWholeFile(path, kKey);
+    if (!text.ok())
+        return text.status();
+    std::string_view line = *text;
+    line = line.substr(0, line.find('\n'));
+    constexpr std::string_view kSpace = " \t\r\f\v";
+    size_t begin = line.find_first_not_of(kSpace);
+    if (begin == std::string_view::npos) {
+        return Invalid(std::string(kKey) + ": " + Quoted(path) +
+                       " holds no token on its first line; write the token there (an empty "
+                       "token would switch authentication off)");
+    }
+    line = line.substr(begin, line.find_last_not_of(kSpace) - begin + 1);
+    return std::string(line);
+}
+
+bool AllDigits(std::string_view text) {
+    return !text.empty() &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// ---- the keys of the file -----------------------------------------------------
+
+// One entry per key of the file, in the file's order; the parser, the
+// validation's line numbers and RedactedYaml all walk this one table.
+using FieldRef = std::variant<std::string *, bool *, uint32_t *, uint64_t *, Persistence *>;
+struct Key {
+    std::string_view path;  // dotted: section.subsection.name
+    FieldRef (*field)(Config &);
+};
+
+// uint32_t fields are counts, uint64_t fields are sizes in bytes.
+const Key kKeys[] = {
+    {"control.listen", [](Config &c) -> FieldRef { return &c.control_listen; }},
+    {"control.admin_token", [](Config &c) -> FieldRef { return &c.admin_token; }},
+    {"control.admin_token_file", [](Config &c) -> FieldRef { return &c.admin_token_file; }},
+    {"control.tls.cert_file", [](Config &c) -> FieldRef { return &c.tls.cert_file; }},
+    {"control.tls.key_file", [](Config &c) -> FieldRef { return &c.tls.key_file; }},
+    {"control.tls.client_ca_file", [](Config &c) -> FieldRef { return &c.tls.client_ca_file; }},
+    {"control.tls.require_client_cert",
+     [](Config &c) -> FieldRef { return &c.tls.require_client_cert; }},
+    {"data.listen", [](Config &c) -> FieldRef { return &c.data_listen; }},
+    {"data.provider", [](Config &c) -> FieldRef { return &c.provider; }},
+    {"data.persistence", [](Config &c) -> FieldRef { return &c.persistence; }},
+    {"storage.pool_dir", [](Config &c) -> FieldRef { return &c.pool_dir; }},
+    {"storage.capacity", [](Config &c) -> FieldRef { return &c.capacity; }},
+    {"limits.max_regions", [](Config &c) -> FieldRef { return &c.max_regions; }},
+    {"limits.max_region_size", [](Config &c) -> FieldRef { return &c.max_region_size; }},
+    {"limits.max_sessions", [](Config &c) -> FieldRef { return &c.max_sessions; }},
+    {"sessions.token_ttl_seconds", [](Config &c) -> FieldRef { return &c.token_ttl_seconds; }},
+    {"logging.level", [](Config &c) -> FieldRef { return &c.log_level; }},
+    {"logging.target", [](Config &c) -> FieldRef { return &c.log_target; }},
+};
+
+const Key *FindKey(std::string_view path) {
+    for (const Key &key : kKeys) {
+        if (key.path == path)
+            return &key;
+    }
+    return nullptr;
+}
+
+// The names directly under `section` ("" = top level), in the file's order.
+std::vector<std::string_view> ChildrenOf(std::string_view section) {
+    std::vector<std::string_view> children;
+    for (const Key &key : kKeys) {
+        std::string_view rest = key.path;
+        if (!section.empty()) {
+            if (!rest.starts_with(section) || rest.size() <= section.size() ||
+                rest[section.size()] != '.') {
+                continue;
+            }
+            rest.remove_prefix(section.size() + 1);
+        }
+        std::string_view name = rest.substr(0, rest.find('.'));
+        if (std::find(children.begin(), children.end(), name) == children.end()) {
+            children.push_back(name);
+        }
+    }
+    return children;
+}
+
+// Where in the file a key was written, so that any error about it, found
+// while reading or while validating, can point at the line.
+class Locator {
+  public:
+    Locator() = default;
+    explicit Locator(std::string origin) : origin_(std::move(origin)) {}
+
+    void Record(const std::string &path, int line) { lines_.emplace(path, line); }
+    std::optional<int> LineOf(const std::string &path) const {
+        auto it = lines_.find(path);
+        return it == lines_.end() ? std::nullopt : std::optional<int>(it->second);
+    }
+
+    // "file:line: " (or "file: " for a key the file leaves out, "" with no file).
+    std::string Where(const std::string &path) const {
+        if (origin_.empty())
+            return "";
+        std::optional<int> line = LineOf(path);
+        return line ? origin_ + ":" + std::to_string(*line) + ": " : origin_ + ": ";
+    }
+    Status At(const std::string &path, const Status &status) const {
+        return status.ok() ? status : Status(status.code(), Where(path) + status.message());
+    }
+
+  private:
+    std::string origin_;
+    std::map<std::string, int> lines_;
+};
+
+// ---- validation ---------------------------------------------------------------
+
+Status CheckReadable(const std::string &path, std::string_view key) {
+    StatusOr<std::string> text = ReadWholeFile(path, key);
+    return text.ok() ? Status() : text.status();
+}
+
+Status CheckAtLeast(uint64_t value, uint64_t minimum, std::string_view key, std::string what) {
+    if (value >= minimum)
+        return Status();
+    return Invalid(std::string(key) + ": " + std::to_string(value) + " is too small; " + what);
+}
+
+Status CheckAdminToken(const Config &config) {
+    if (config.admin_token_file.empty())
+        return Status();
+    StatusOr<std::string> token = ReadAdminTokenFile(config.admin_token_file);
+    if (!token.ok())
+        return token.status();
+    if (config.admin_token.empty()) {
+        return Status(StatusCode::kFailedPrecondition,
+                      "control.admin_token_file: the token has not been read from " +
+                          Quoted(config.admin_token_file) + " (ResolveAdminToken does that)");
+    }
+    if (config.admin_token != *token) {
+        return Invalid(
+            "control.admin_token: set together with control.admin_token_file; give the token "
+            "in one of them and leave the other empty");
+    }
+    return Status();
+}
+
+Status CheckTls(const TlsConfig &tls, const Locator &where) {
+    if (tls.cert_file.empty() != tls.key_file.empty()) {
+        std::string missing = tls.cert_file.empty() ? "cert_file" : "key_file";
+        std::string present = tls.cert_file.empty() ? "key_file" : "cert_file";
+        return where.At("control.tls." + present,
+                        Invalid("control.tls." + missing + ": empty while control.tls." + present +
+                                " is set; give both (TLS) or neither (plaintext gRPC)"));
+    }
+    const std::pair<const std::string *, std::string> files[] = {
+        {&tls.cert_file, "control.tls.cert_file"},
+        {&tls.key_file, "control.tls.key_file"},
+        {&tls.client_ca_file, "control.tls.client_ca_file"},
+    };
+    for (const auto &[file, key] : files) {
+        if (!file->empty()) {
+            if (Status s = CheckReadable(*file, key); !s.ok())
+                return where.At(key, s);
+        }
+    }
+    if (!tls.client_ca_file.empty() && !tls.enabled()) {
+        return where.At("control.tls.client_ca_file",
+                        Invalid("control.tls.client_ca_file: client certificates need TLS; set "
+                                "control.tls.cert_file and control.tls.key_file too"));
+    }
+    if (tls.require_client_cert && tls.client_ca_file.empty()) {
+        return where.At(
+            "control.tls.require_client_cert",
+            Invalid("control.tls.require_client_cert: true needs control.tls.client_ca_file to "
+                    "verify client certificates against; set it, or set this to false"));
+    }
+    return Status();
+}
+
+Status CheckListenAddresses(const Config &config, const Locator &where) {
+    StatusOr<HostPort> control = SplitHostPort(config.control_listen, "control.listen");
+    if (!control.ok())
+        return where.At("control.listen", control.status());
+    StatusOr<HostPort> data = SplitHostPort(config.data_listen, "data.listen");
+    if (!data.ok())
+        return where.At("data.listen", data.status());
+    if (control->host == data->host && control->port == data->port && control->port != "0") {
+        return where.At("data.listen",
+                        Invalid("data.listen: " + Quoted(config.data_listen) +
+                                " is also control.listen; give each plane its own port"));
+    }
+    return Status();
+}
+
+// Every rule of ValidateConfig; `where` adds the file and line when known.
+Status CheckConfig(const Config &config, const Locator &where) {
+    if (Status s = CheckListenAddresses(config, where); !s.ok())
+        return s;
+    if (Status s = CheckAdminToken(config); !s.ok()) {
+        return where.At(
+            config.admin_token.empty() ? "control.admin_token_file" : "control.admin_token", s);
+    }
+    if (Status s = CheckTls(config.tls, where); !s.ok())
+        return s;
+    if (Status s = CheckChoice(config.provider, kProviders, "data.provider"); !s.ok()) {
+        return where.At("data.provider", s);
+    }
+    if (config.pool_dir.empty() || config.pool_dir[0] != '/') {
+        return where.At("storage.pool_dir",
+                        Invalid("storage.pool_dir: " + Quoted(config.pool_dir) +
+                                " is not an absolute path; give one, or leave it empty for the "
+                                "default (" +
+                                DefaultPoolDir() + ")"));
+    }
+    const struct {
+        uint64_t value, minimum;
+        std::string key, what;
+    } minimums[] = {
+        {config.max_regions, 1, "limits.max_regions", "at least one region must be allowed"},
+        {config.max_region_size, kMinRegionSize, "limits.max_region_size",
+         "a region is at least one page, 4KiB"},
+        {config.max_sessions, 1, "limits.max_sessions", "at least one session must be allowed"},
+        {config.token_ttl_seconds, 1, "sessions.token_ttl_seconds",
+         "a client needs at least a second to connect with its token"},
+    };
+    for (const auto &m : minimums) {
+        if (Status s = CheckAtLeast(m.value, m.minimum, m.key, m.what); !s.ok()) {
+            return where.At(m.key, s);
+        }
+    }
+    if (Status s = CheckChoice(config.log_level, kLogLevels, "logging.level"); !s.ok()) {
+        return where.At("logging.level", s);
+    }
+    if (Status s = CheckChoice(config.log_target, kLogTargets, "logging.target"); !s.ok()) {
+        return where.At("logging.target", s);
+    }
+    return Status();
+}
+
+// ---- reading YAML -------------------------------------------------------------
+
+std::string Describe(const YAML::Node &node) {
+    switch (node.Type()) {
+        case YAML::NodeType::Map:
+            return "a mapping";
+        case YAML::NodeType::Sequence:
+            return "a list";
+        case YAML::NodeType::Scalar:
+            return Quoted(node.Scalar());
+        default:
+            return "nothing";
+    }
+}
+
+int LineOf(const YAML::Node &node) {
+    return node.Mark().line + 1;
+}
+
+// Reads the mappings of a config file into a Config, key by key, with the
+// table above as the schema.
+class ConfigReader {
+  public:
+    explicit ConfigReader(std::string origin) : origin_(std::move(origin)), where_(origin_) {}
+
+    const Locator &where() const { return where_; }
+
+    Status ReadMapping(const YAML::Node &node, const std::string &section, Config *config) {
+        if (node.IsNull())
+            return Status();  // an empty section keeps its defaults
+        std::vector<std::string_view> children = ChildrenOf(section);
+        if (!node.IsMap()) {
+            std::string what = section.empty() ? "the top level" : section;
+            return Error(LineOf(node), what + ": expected a mapping of " + JoinNames(children) +
+                                           ", got " + Describe(node) +
+                                           "; indent its keys under it, one per line");
+        }
+        for (auto it = node.begin(); it != node.end(); ++it) {
+            const YAML::Node &name = it->first;
+            int line = LineOf(name);
+            if (!name.IsScalar()) {
+                return Error(line, (section.empty() ? "the top level" : section) +
+                                       ": keys are plain names, not " + Describe(name));
+            }
+            std::string path = section.empty() ? name.Scalar() : section + "." + name.Scalar();
+            if (std::optional<int> first = where_.LineOf(path)) {
+                return Error(line, path + ": given twice (first on line " + std::to_string(*first) +
+                                       "); keep one");
+            }
+            where_.Record(path, line);
+            if (const Key *key = FindKey(path)) {
+                if (Status s = ReadValue(it->second, path, line, key->field(*config)); !s.ok()) {
+                    return s;
+                }
+            } else if (!ChildrenOf(path).empty()) {
+                if (Status s = ReadMapping(it->second, path, config); !s.ok())
+                    return s;
+            } else {
+                std::string within = section.empty() ? "at the top level" : "in " + section;
+                return Error(line, path + ": unknown key" + DidYouMean(name.Scalar(), children) +
+                                       "; the keys " + within + " are " + JoinNames(children) +
+                                       " (see rpmad.yaml(5))");
+            }
+        }
+        return Status();
+    }
+
+  private:
+    Status Error(int line, std::string message) const {
+        return Invalid(origin_ + ":" + std::to_string(line) + ": " + std::move(message));
+    }
+
+    Status Expected(int line, const std::string &path, std::string_view what,
+                    const YAML::Node &value) const {
+        return Error(line, path + ": expected " + std::string(what) + ", got " + Describe(value));
+    }
+
+    Status ReadValue(const YAML::Node &value, const std::string &path, int line, FieldRef field) {
+        if (auto *text = std::get_if<std::string *>(&field)) {
+            if (value.IsNull()) {
+                (*text)->clear();
+            } else if (value.IsScalar()) {
+                **text = value.Scalar();
+            } else {
+                return Expected(line, path, "a string (quote it: \"...\")", value);
+            }
+        } else if (auto *flag = std::get_if<bool *>(&field)) {
+            if (!value.IsScalar() || !YAML::convert<bool>::decode(value, **flag)) {
+                return Expected(line, path, "true or false", value);
+            }
+        } else if (auto *count = std::get_if<uint32_t *>(&field)) {
+            const std::string text = value.IsScalar() ? value.Scalar() : "";
+            auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), **count);
+            if (!AllDigits(text) || error != std::errc() || end != text.data() + text.size()) {
+                return Expected(line, path, "a whole number from 0 to 4294967295", value);
+            }
+        } else if (auto *size = std::get_if<uint64_t *>(&field)) {
+            if (!value.IsScalar()) {
+                return Expected(line, path, "a size such as 4096 or \"64MiB\"", value);
+            }
+            StatusOr<uint64_t> bytes = ParseSize(value.Scalar());
+            if (!bytes.ok())
+                return Error(line, path + ": " + bytes.status().message());
+            **size = *bytes;
+        } else if (auto *persistence = std::get_if<Persistence *>(&field)) {
+            const std::string text = value.IsScalar() ? value.Scalar() : "";
+            auto found = std::find(kPersistenceNames.begin(), kPersistenceNames.end(), text);
+            if (found == kPersistenceNames.end()) {
+                return Error(line, CheckChoice(text, kPersistenceNames, path).message());
+            }
+            **persistence = static_cast<Persistence>(found - kPersistenceNames.begin());
+        }
+        return Status();
+    }
+
+    std::string origin_;
+    Locator where_;
+};
+
+// ---- writing YAML -------------------------------------------------------------
+
+std::vector<std::string_view> SplitPath(std::string_view path) {
+    std::vector<std::string_view> parts;
+    for (size_t dot; (dot = path.find('.')) != std::string_view::npos;) {
+        parts.push_back(path.substr(0, dot));
+        path.remove_prefix(dot + 1);
+    }
+    parts.push_back(path);
+    return parts;
+}
+
+void EmitValue(YAML::Emitter &out, FieldRef field) {
+    if (auto *text = std::get_if<std::string *>(&field)) {
+        out << YAML::DoubleQuoted << **text;
+    } else if (auto *flag = std::get_if<bool *>(&field)) {
+        out << **flag;
+    } else if (auto *count = std::get_if<uint32_t *>(&field)) {
+        out << **count;
+    } else if (auto *size = std::get_if<uint64_t *>(&field)) {
+        std::string formatted = FormatSize(**size);
+        if (AllDigits(formatted)) {
+            out << formatted;
+        } else {
+            out << YAML::DoubleQuoted << formatted;
+        }
+    } else if (auto *persistence = std::get_if<Persistence *>(&field)) {
+        out << std::string(PersistenceName(**persistence));
+    }
+}
+
+}  // namespace
+
+// ---- public functions ---------------------------------------------------------
+
+Status CheckChoice(std::string_view value, std::span<const std::string_view> choices,
+                   std::string_view key) {
+    if (std::find(choices.begin(), choices.end(), value) != choices.end())
+        return Status();
+    return Invalid(std::string(key) + ": " + Quoted(value) + " is not a valid value" +
+                   DidYouMean(value, choices) + "; use one of " + JoinNames(choices));
+}
+
+std::string_view PersistenceName(Persistence persistence) {
+    return kPersistenceNames[static_cast<size_t>(persistence)];
+}
+
+StatusOr<HostPort> SplitHostPort(std::string_view text, std::string_view key) {
+    auto bad = [&](std::string_view why) {
+        return Invalid(std::string(key) + ": " + Quoted(text) + " " + std::string(why) +
+                       "; write host:port, for example \"127.0.0.1:7300\", \"[::1]:7300\" or "
+                       "\"0.0.0.0:7300\" for all interfaces");
+    };
+    HostPort result;
+    std::string_view port;
+    if (text.starts_with('[')) {
+        size_t close = text.find(']');
+        if (close == std::string_view::npos)
+            return bad("has no closing ']'");
+        result.host = std::string(text.substr(1, close - 1));
+        std::string_view rest = text.substr(close + 1);
+        if (!rest.starts_with(':'))
+            return bad("has no :port after the ']'");
+        port = rest.substr(1);
+    } else {
+        size_t colon = text.rfind(':');
+        if (colon == std::string_view::npos)
+            return bad("has no port");
+        result.host = std::string(text.substr(0, colon));
+        if (result.host.find(':') != std::string::npos) {
+            return bad("is an IPv6 address without brackets");
+        }
+        port = text.substr(colon + 1);
+    }
+    if (result.host.empty())
+        return bad("has no host");
+    unsigned number = 0;
+    auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
+    if (!AllDigits(port) || error != std::errc() || end != port.data() + port.size() ||
+        number > 65535) {
+        return bad("has no port number from 0 to 65535");
+    }
+    result.port = std::string(port);
+    return result;
+}
+
+namespace {
+struct Unit {
+    std::string_view suffix;
+    uint64_t bytes;
+};
+// Largest first, so FormatSize picks the biggest exact unit.
+constexpr Unit kUnits[] = {
+    {"PiB", 1ull << 50}, {"TiB", 1ull << 40}, {"GiB", 1ull << 30},
+    {"MiB", 1ull << 20}, {"KiB", 1ull << 10}, {"B", 1},
+};
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+}  // namespace
+
+StatusOr<uint64_t> ParseSize(std::string_view text) {
+    const std::string fix =
+        "; write a number of bytes (4096) or a whole number with KiB, MiB, GiB or TiB "
+        "(\"64MiB\")";
+    uint64_t number = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (end == text.data())
+        return Invalid(Quoted(text) + " is not a size" + fix);
+    if (error == std::errc::result_out_of_range) {
+        return Invalid(Quoted(text) + " is too large for 64 bits" + fix);
+    }
+    std::string_view suffix = text.substr(end - text.data());
+    while (suffix.starts_with(' '))
+        suffix.remove_prefix(1);
+    if (suffix.empty())
+        return number;
+    for (const Unit &unit : kUnits) {
+        if (EqualsIgnoringCase(suffix, unit.suffix)) {
+            if (number > UINT64_MAX / unit.bytes) {
+                return Invalid(Quoted(text) + " is too large for 64 bits" + fix);
+            }
+            return number * unit.bytes;
+        }
+    }
+    static constexpr std::string_view kDecimal[] = {"K", "KB", "M", "MB", "G", "GB", "T", "TB"};
+    for (std::string_view decimal : kDecimal) {
+        if (EqualsIgnoringCase(suffix, decimal)) {
+            std::string binary =
+                std::to_string(number) + static_cast<char>(std::toupper(suffix[0])) + "iB";
+            return Invalid(Quoted(text) + " is ambiguous (1000 or 1024 based?); write " +
+                           Quoted(binary) + " or the number of bytes");
+        }
+    }
+    return Invalid(Quoted(text) + " has an unknown unit " + Quoted(suffix) + fix);
+}
+
+std::string FormatSize(uint64_t bytes) {
+    for (const Unit &unit : kUnits) {
+        if (unit.bytes > 1 && bytes != 0 && bytes % unit.bytes == 0) {
+            return std::to_string(bytes / unit.bytes) + std::string(unit.suffix);
+        }
+    }
+    return std::to_string(bytes);
+}
+
+std::string DefaultPoolDirFor(uid_t euid, const char *xdg_data_home, const char *home) {
+    namespace fs = std::filesystem;
+    if (euid == 0)
+        return "/var/lib/rpmad";
+    // The XDG spec says a relative XDG_DATA_HOME is to be ignored.
+    if (xdg_data_home != nullptr && xdg_data_home[0] == '/') {
+        return (fs::path(xdg_data_home) / "rpmad").lexically_normal().string();
+    }
+    std::string home_dir = home != nullptr && home[0] == '/' ? home : "";
+    if (home_dir.empty()) {
+        struct passwd entry, *found = nullptr;
+        char buffer[4096];
+        if (getpwuid_r(euid, &entry, buffer, sizeof(buffer), &found) == 0 && found != nullptr &&
+            found->pw_dir != nullptr && found->pw_dir[0] == '/') {
+            home_dir = found->pw_dir;
+        }
+    }
+    if (home_dir.empty())
+        return "/var/lib/rpmad";
+    return (fs::path(home_dir) / ".local/share/rpmad").lexically_normal().string();
+}
+
+std::string DefaultPoolDir() {
+    return DefaultPoolDirFor(geteuid(), std::getenv("XDG_DATA_HOME"), std::getenv("HOME"));
+}
+
+StatusOr<std::string> ResolvePoolDir(std::string_view text) {
+    namespace fs = std::filesystem;
+    if (text.empty())
+        return DefaultPoolDir();
+    std::error_code error;
+    fs::path path = fs::absolute(fs::path(text), error);
+    if (error) {
+        return Status(StatusCode::kFailedPrecondition,
+                      "storage.pool_dir: cannot make " + Quoted(text) +
+                          " absolute: " + error.message() + "; give an absolute path");
+    }
+    std::string resolved = path.lexically_normal().string();
+    if (resolved.size() > 1 && resolved.back() == '/')
+        resolved.pop_back();
+    return resolved;
+}
+
+Config DefaultConfig() {
+    Config config;
+    config.pool_dir = DefaultPoolDir();
+    return config;
+}
+
+Status ResolveAdminToken(Config *config) {
+    if (config->admin_token_file.empty())
+        return Status();
+    if (!config->admin_token.empty()) {
+        return Invalid(
+            "control.admin_token_file: set together with control.admin_token; give the token "
+            "in one of them and leave the other empty");
+    }
+    StatusOr<std::string> token = ReadAdminTokenFile(config->admin_token_file);
+    if (!token.ok())
+        return token.status();
+    config->admin_token = *token;
+    return Status();
+}
+
+StatusOr<Config> ParseConfig(std::string_view yaml, const std::string &origin) {
+    Config config;
+    ConfigReader reader(origin);
+    try {
+        YAML::Node root = YAML::Load(std::string(yaml));
+        if (Status s = reader.ReadMapping(root, "", &config); !s.ok())
+            return s;
+    } catch (const YAML::Exception &e) {
+        return Invalid(origin + ":" + std::to_string(e.mark.line + 1) +
+                       ": not valid YAML: " + e.msg +
+                       "; check the indentation and quoting on this line or the one before");
+    }
+    const Locator &where = reader.where();
+    StatusOr<std::string> pool_dir = ResolvePoolDir(config.pool_dir);
+    if (!pool_dir.ok())
+        return where.At("storage.pool_dir", pool_dir.status());
+    config.pool_dir = *pool_dir;
+    if (Status s = ResolveAdminToken(&config); !s.ok()) {
+        return where.At("control.admin_token_file", s);
+    }
+    if (Status s = CheckConfig(config, where); !s.ok())
+        return s;
+    return config;
+}
+
+StatusOr<Config> LoadConfigFile(const std::string &path) {
+    StatusOr<std::string> text = ReadWholeFile(path, "");
+    if (!text.ok()) {
+        return Status(text.status().code(), "config file: " + text.status().message());
+    }
+    return ParseConfig(*text, path);
+}
+
+Status ValidateConfig(const Config &config) {
+    return CheckConfig(config, Locator());
+}
+
+std::string RedactedYaml(const Config &config) {
+    Config shown = config;
+    if (!shown.admin_token_file.empty()) {
+        shown.admin_token.clear();  // the file's path says where it is; the token stays there
+    } else if (!shown.admin_token.empty()) {
+        shown.admin_token = "<redacted>";
+    }
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    std::vector<std::string_view> open;  // the sections the emitter is inside of
+    for (const Key &key : kKeys) {
+        std::vector<std::string_view> parts = SplitPath(key.path);
+        std::string_view name = parts.back();
+        parts.pop_back();
+        size_t shared = 0;
+        while (shared < open.size() && shared < parts.size() && open[shared] == parts[shared]) {
+            ++shared;
+        }
+        for (; open.size() > shared; open.pop_back())
+            out << YAML::EndMap;
+        for (; open.size() < parts.size(); open.push_back(parts[open.size()])) {
+            out << YAML::Key << std::string(parts[open.size()]) << YAML::Value << YAML::BeginMap;
+        }
+        out << YAML::Key << std::string(name) << YAML::Value;
+        EmitValue(out, key.field(shown));
+    }
+    for (; !open.empty(); open.pop_back())
+        out << YAML::EndMap;
+    out << YAML::EndMap;
+    return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace rpmad

@@ -1,0 +1,124 @@
+// rpmad's configuration: what the YAML file (config/rpmad.yaml documents
+// every key) and the command line can set, and the checks that turn a
+// mistake into a message naming the key and the fix. Nothing here starts
+// anything; main.cc hands a validated Config to the parts it wires together.
+#ifndef DAEMON_CONFIG_H
+#define DAEMON_CONFIG_H
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "daemon/status.h"
+
+namespace rpmad {
+
+// gRPC transport security of the control plane. Empty cert_file and key_file
+// mean plaintext, which is only sensible on a loopback or otherwise private
+// listen address.
+struct TlsConfig {
+    std::string cert_file;       // PEM server certificate (chain)
+    std::string key_file;        // PEM private key of cert_file
+    std::string client_ca_file;  // PEM CA bundle; set = client certificates are requested
+    bool require_client_cert = false;
+
+    bool enabled() const { return !cert_file.empty() || !key_file.empty(); }
+    bool operator==(const TlsConfig &) const = default;
+};
+
+// How a client makes its writes durable (see ARCHITECTURE.md): kAuto lets
+// the daemon pick APM where the medium and provider allow it, else GPSPM.
+enum class Persistence { kAuto, kApm, kGpspm };
+
+struct Config {
+    std::string control_listen = "127.0.0.1:7300";
+    std::string admin_token;  // resolved: from admin_token or read from admin_token_file
+    std::string admin_token_file;
+    TlsConfig tls;
+    std::string data_listen = "127.0.0.1:7301";
+    std::string provider = "auto";
+    Persistence persistence = Persistence::kAuto;
+    std::string pool_dir;   // resolved absolute path after DefaultConfig()/LoadConfigFile
+    uint64_t capacity = 0;  // bytes; 0 = limited only by the filesystem
+    uint32_t max_regions = 1024;
+    uint64_t max_region_size = 64ull << 30;
+    uint32_t max_sessions = 256;
+    uint32_t token_ttl_seconds = 60;
+    std::string log_level = "info";
+    std::string log_target = "auto";
+
+    bool operator==(const Config &) const = default;
+};
+
+// The values a key accepts, in the order the documentation lists them.
+inline constexpr std::array<std::string_view, 3> kProviders = {"auto", "tcp", "verbs"};
+inline constexpr std::array<std::string_view, 3> kPersistenceNames = {"auto", "apm", "gpspm"};
+inline constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug",    "info", "warn",
+                                                               "error", "critical", "off"};
+inline constexpr std::array<std::string_view, 3> kLogTargets = {"auto", "stderr", "journal"};
+
+// The smallest region the daemon can map: one page.
+inline constexpr uint64_t kMinRegionSize = 4096;
+
+// INVALID_ARGUMENT naming `key` (a dotted config key or a flag) unless
+// `value` is one of `choices`.
+Status CheckChoice(std::string_view value, std::span<const std::string_view> choices,
+                   std::string_view key);
+
+std::string_view PersistenceName(Persistence persistence);
+
+// host:port split: "[::1]:7300" -> {"::1","7300"}; INVALID_ARGUMENT naming
+// `key` otherwise. Port 0 is accepted (the listener picks a free port).
+struct HostPort {
+    std::string host, port;
+};
+StatusOr<HostPort> SplitHostPort(std::string_view text, std::string_view key);
+
+// "4096", "64MiB", "2GiB", "1TiB" (binary suffixes B KiB MiB GiB TiB PiB).
+// Decimal suffixes (MB, G) are refused rather than guessed at.
+StatusOr<uint64_t> ParseSize(std::string_view text);
+// "64GiB" when exact in the largest such unit, else the plain number of bytes.
+std::string FormatSize(uint64_t bytes);
+
+// Where regions live when nothing says otherwise: /var/lib/rpmad for root,
+// else $XDG_DATA_HOME/rpmad (when absolute) or $HOME/.local/share/rpmad.
+std::string DefaultPoolDir();
+// The same rule with its inputs spelled out (null = unset variable).
+std::string DefaultPoolDirFor(uid_t euid, const char *xdg_data_home, const char *home);
+// Empty -> DefaultPoolDir(); relative -> absolute against the working
+// directory, so the daemon's meaning does not change if it chdirs later.
+StatusOr<std::string> ResolvePoolDir(std::string_view text);
+
+// Config{} with pool_dir resolved: the values config/rpmad.yaml documents.
+Config DefaultConfig();
+
+// Reads the admin token from config->admin_token_file (first line, trimmed)
+// into config->admin_token. No-op when no file is named; an error when both
+// forms are given or the file is unreadable or empty.
+Status ResolveAdminToken(Config *config);
+
+// Parses and validates a config file's text; `origin` (the file name) starts
+// every message. Keys the text omits keep their defaults. Resolves pool_dir
+// and the admin token.
+StatusOr<Config> ParseConfig(std::string_view yaml, const std::string &origin);
+// ParseConfig of the file at `path`; NOT_FOUND / PERMISSION_DENIED / ... with
+// the path and strerror when it cannot be read.
+StatusOr<Config> LoadConfigFile(const std::string &path);
+
+// Every rule a Config must satisfy before the daemon starts: listen syntax,
+// choices, limits, TLS cert and key both or neither and readable,
+// require_client_cert with client_ca_file, admin_token xor admin_token_file.
+Status ValidateConfig(const Config &config);
+
+// The effective config as YAML in the file's layout; a set admin_token shows
+// as "<redacted>" (one read from admin_token_file shows only the file's path).
+// The text parses back with ParseConfig.
+std::string RedactedYaml(const Config &config);
+
+}  // namespace rpmad
+
+#endif  // DAEMON_CONFIG_H
