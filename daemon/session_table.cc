@@ -1,0 +1,169 @@
+#include "daemon/session_table.h"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rpmad {
+namespace {
+
+// Fills `out` from the kernel's CSPRNG; getrandom(2) blocks only before the
+// pool is initialised at boot, and never returns short for <= 256 bytes.
+bool FillRandom(void *out, size_t size) {
+    ssize_t n;
+    do {
+        n = getrandom(out, size, 0);
+    } while (n < 0 && errno == EINTR);
+    return n == static_cast<ssize_t>(size);
+}
+
+}  // namespace
+
+bool SecretsEqual(const std::array<uint8_t, 16> &a, const std::array<uint8_t, 16> &b) {
+    volatile uint8_t diff = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        diff = static_cast<uint8_t>(diff | (a[i] ^ b[i]));
+    return diff == 0;
+}
+
+SessionTable::SessionTable(uint32_t max_sessions, std::chrono::seconds token_ttl)
+    : max_sessions_(max_sessions), token_ttl_(token_ttl) {}
+
+StatusOr<SessionGrant> SessionTable::Open(const std::string &region, uint64_t region_id) {
+    Entry entry;
+    bool random_ok = FillRandom(entry.token.secret.data(), entry.token.secret.size());
+    std::lock_guard lock(mu_);
+    if (sessions_.size() >= max_sessions_)
+        return Status(StatusCode::kResourceExhausted,
+                      "the daemon has " + std::to_string(max_sessions_) +
+                          " open sessions, its limit (limits.max_sessions): close sessions "
+                          "that are no longer used, or raise the limit");
+    do {
+        random_ok = random_ok && FillRandom(&entry.token.session_id, sizeof(uint64_t));
+    } while (random_ok && (entry.token.session_id == 0 || sessions_.count(entry.token.session_id)));
+    if (!random_ok)
+        return Status(
+            StatusCode::kInternal,
+            std::string("reading random bytes for a session token failed: ") + strerror(errno));
+    const auto now = std::chrono::system_clock::now();
+    entry.info.session_id = entry.token.session_id;
+    entry.info.region = region;
+    entry.info.opened = now;
+    entry.info.token_expires = now + token_ttl_;
+    entry.deadline = std::chrono::steady_clock::now() + token_ttl_;
+    entry.region_id = region_id;
+    SessionGrant grant{entry.token, region, region_id, entry.info.token_expires};
+    sessions_.emplace(entry.token.session_id, std::move(entry));
+    return grant;
+}
+
+StatusOr<SessionGrant> SessionTable::Redeem(const wire::SessionToken &token,
+                                            const std::string &peer) {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(token.session_id);
+    if (it == sessions_.end())
+        return Status(StatusCode::kUnauthenticated,
+                      "no session " + wire::SessionIdString(token.session_id) +
+                          " (closed, expired or never opened): open a new session");
+    Entry &entry = it->second;
+    if (!SecretsEqual(entry.token.secret, token.secret))
+        return Status(StatusCode::kUnauthenticated,
+                      "wrong token for session " + wire::SessionIdString(token.session_id));
+    if (entry.info.connected)
+        return Status(StatusCode::kUnauthenticated,
+                      "the token of session " + wire::SessionIdString(token.session_id) +
+                          " was already used: a token admits one connection, open a new "
+                          "session");
+    if (std::chrono::steady_clock::now() >= entry.deadline) {
+        sessions_.erase(it);
+        return Status(StatusCode::kUnauthenticated,
+                      "the token of session " + wire::SessionIdString(token.session_id) +
+                          " expired: connect within sessions.token_ttl_seconds of opening it");
+    }
+    entry.info.connected = true;
+    entry.info.peer = peer;
+    return SessionGrant{entry.token, entry.info.region, entry.region_id, entry.info.token_expires};
+}
+
+StatusOr<bool> SessionTable::Close(uint64_t session_id) {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(session_id);
+    if (it == sessions_.end())
+        return Status(StatusCode::kNotFound, "no session " + wire::SessionIdString(session_id) +
+                                                 ": list the open sessions with ListSessions");
+    const bool connected = it->second.info.connected;
+    sessions_.erase(it);
+    return connected;
+}
+
+std::vector<uint64_t> SessionTable::CloseRegion(const std::string &region) {
+    std::lock_guard lock(mu_);
+    std::vector<uint64_t> closed;
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+        if (it->second.info.region == region) {
+            closed.push_back(it->first);
+            it = sessions_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return closed;
+}
+
+std::vector<uint64_t> SessionTable::ExpirePending() {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mu_);
+    std::vector<uint64_t> expired;
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+        if (!it->second.info.connected && now >= it->second.deadline) {
+            expired.push_back(it->first);
+            it = sessions_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return expired;
+}
+
+std::optional<std::chrono::steady_clock::time_point> SessionTable::NextExpiry() const {
+    std::lock_guard lock(mu_);
+    std::optional<std::chrono::steady_clock::time_point> next;
+    for (const auto &[id, entry] : sessions_)
+        if (!entry.info.connected && (!next || entry.deadline < *next))
+            next = entry.deadline;
+    return next;
+}
+
+void SessionTable::CountFlush(uint64_t session_id, uint64_t bytes) {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(session_id);
+    if (it == sessions_.end())
+        return;
+    it->second.info.flushes++;
+    it->second.info.bytes_flushed += bytes;
+}
+
+size_t SessionTable::size() const {
+    std::lock_guard lock(mu_);
+    return sessions_.size();
+}
+
+size_t SessionTable::CountForRegion(const std::string &region) const {
+    std::lock_guard lock(mu_);
+    size_t count = 0;
+    for (const auto &[id, entry] : sessions_)
+        count += entry.info.region == region;
+    return count;
+}
+
+std::vector<SessionInfo> SessionTable::List(const std::string &region) const {
+    std::lock_guard lock(mu_);
+    std::vector<SessionInfo> list;
+    for (const auto &[id, entry] : sessions_)
+        if (region.empty() || entry.info.region == region)
+            list.push_back(entry.info);
+    return list;
+}
+
+}  // namespace rpmad

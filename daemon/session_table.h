@@ -1,0 +1,95 @@
+// The sessions of one rpmad: who may connect to which region. OpenSession
+// makes a pending session with a random token; the data plane redeems the
+// token once, when its connection arrives, and the session then lives as
+// long as that connection. A pending session whose token was not redeemed
+// in time expires.
+//
+// Tokens: a 64-bit session id (public, names the session) and a 128-bit
+// secret from getrandom(2), compared in constant time. A token is bound to
+// one region (by name and by the region's id, so a region deleted and
+// created again does not honour old tokens) and admits one connection.
+// Secrets are never logged.
+#ifndef DAEMON_SESSION_TABLE_H
+#define DAEMON_SESSION_TABLE_H
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/status.h"
+#include "proto/rpmad/v1/data_plane.h"
+
+namespace rpmad {
+
+struct SessionGrant {
+    wire::SessionToken token;
+    std::string region;
+    uint64_t region_id = 0;
+    std::chrono::system_clock::time_point token_expires;
+};
+
+struct SessionInfo {
+    uint64_t session_id = 0;
+    std::string region;
+    bool connected = false;
+    std::string peer;
+    std::chrono::system_clock::time_point opened;
+    std::chrono::system_clock::time_point token_expires;
+    uint64_t flushes = 0;
+    uint64_t bytes_flushed = 0;
+};
+
+class SessionTable {
+  public:
+    SessionTable(uint32_t max_sessions, std::chrono::seconds token_ttl);
+
+    // RESOURCE_EXHAUSTED when max_sessions are open (pending or connected).
+    StatusOr<SessionGrant> Open(const std::string &region, uint64_t region_id);
+
+    // Admits the connection that presents `token` from `peer`: the session
+    // becomes connected and its token is spent. UNAUTHENTICATED (unknown
+    // session, wrong secret, token already used, token expired) — the
+    // message says which, without any secret.
+    StatusOr<SessionGrant> Redeem(const wire::SessionToken &token, const std::string &peer);
+
+    // Ends a session (its connection, if any, is the caller's to close).
+    // NOT_FOUND when there is none. Returns whether it was connected.
+    StatusOr<bool> Close(uint64_t session_id);
+    // Ends the sessions of a region; returns their ids.
+    std::vector<uint64_t> CloseRegion(const std::string &region);
+    // Removes pending sessions whose token expired; returns their ids.
+    std::vector<uint64_t> ExpirePending();
+    // When the next pending token expires, if any.
+    std::optional<std::chrono::steady_clock::time_point> NextExpiry() const;
+
+    void CountFlush(uint64_t session_id, uint64_t bytes);
+
+    size_t size() const;
+    size_t CountForRegion(const std::string &region) const;
+    // Sorted by session id; all regions when `region` is empty.
+    std::vector<SessionInfo> List(const std::string &region) const;
+
+  private:
+    struct Entry {
+        SessionInfo info;
+        wire::SessionToken token;
+        std::chrono::steady_clock::time_point deadline;
+        uint64_t region_id = 0;
+    };
+
+    const uint32_t max_sessions_;
+    const std::chrono::seconds token_ttl_;
+    mutable std::mutex mu_;
+    std::map<uint64_t, Entry> sessions_;
+};
+
+// True when the two secrets are equal; takes the same time whatever they hold.
+bool SecretsEqual(const std::array<uint8_t, 16> &a, const std::array<uint8_t, 16> &b);
+
+}  // namespace rpmad
+
+#endif  // DAEMON_SESSION_TABLE_H
