@@ -1,0 +1,158 @@
+#include "daemon/region.h"
+
+#include <fcntl.h>
+#include <libpmem2.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "daemon/durable_file.h"
+
+namespace rpmad {
+
+namespace {
+
+constexpr size_t kMaxNameLength = 64;
+
+bool IsAlnum(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+Granularity FromPmem2(pmem2_granularity g) {
+    switch (g) {
+        case PMEM2_GRANULARITY_BYTE:
+            return Granularity::kByte;
+        case PMEM2_GRANULARITY_CACHE_LINE:
+            return Granularity::kCacheLine;
+        case PMEM2_GRANULARITY_PAGE:
+            break;
+    }
+    return Granularity::kPage;
+}
+
+Status Unmappable(const RegionMetadata &metadata, const char *step) {
+    return Status(StatusCode::kFailedPrecondition,
+                  "cannot map " + metadata.path + " (" + step + "): " + pmem2_errormsg());
+}
+
+}  // namespace
+
+const char *GranularityName(Granularity g) {
+    switch (g) {
+        case Granularity::kByte:
+            return "byte";
+        case Granularity::kCacheLine:
+            return "cache-line";
+        case Granularity::kPage:
+            break;
+    }
+    return "page";
+}
+
+Status ValidateRegionName(std::string_view name) {
+    bool valid = !name.empty() && name.size() <= kMaxNameLength && IsAlnum(name[0]);
+    for (size_t i = 1; valid && i < name.size(); i++) {
+        char c = name[i];
+        valid = IsAlnum(c) || c == '.' || c == '_' || c == '-';
+    }
+    if (!valid) {
+        return Status(StatusCode::kInvalidArgument,
+                      "invalid region name \"" + std::string(name) +
+                          "\": a name is 1 to 64 characters, letters, digits, '.', '_' and "
+                          "'-', and starts with a letter or a digit");
+    }
+    return Status();
+}
+
+StatusOr<std::shared_ptr<Region>> Region::Map(int fd, RegionMetadata metadata) {
+    pmem2_source *source = nullptr;
+    if (pmem2_source_from_fd(&source, fd) != 0) {
+        return Unmappable(metadata, "pmem2_source_from_fd");
+    }
+    pmem2_config *config = nullptr;
+    if (pmem2_config_new(&config) != 0) {
+        pmem2_source_delete(&source);
+        return Unmappable(metadata, "pmem2_config_new");
+    }
+    // PAGE is the weakest requirement: pmem2 then maps at whatever the
+    // medium offers, and reports the granularity it got.
+    pmem2_map *map = nullptr;
+    int ret = pmem2_config_set_required_store_granularity(config, PMEM2_GRANULARITY_PAGE);
+    const char *step = "pmem2_config_set_required_store_granularity";
+    if (ret == 0) {
+        ret = pmem2_map_new(&map, config, source);
+        step = "pmem2_map_new";
+    }
+    Status status = ret == 0 ? Status() : Unmappable(metadata, step);
+    pmem2_config_delete(&config);
+    pmem2_source_delete(&source);
+    if (!status.ok()) {
+        return status;
+    }
+    if (pmem2_map_get_size(map) != metadata.size) {
+        size_t mapped = pmem2_map_get_size(map);
+        pmem2_map_delete(&map);
+        return Status(StatusCode::kFailedPrecondition,
+                      "cannot map " + metadata.path + ": mapped " + std::to_string(mapped) +
+                          " bytes, the catalog says " + std::to_string(metadata.size));
+    }
+    return std::shared_ptr<Region>(new Region(std::move(metadata), map));
+}
+
+StatusOr<std::shared_ptr<Region>> Region::Open(RegionMetadata metadata) {
+    int fd = open(metadata.path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        if (err == ENOENT) {
+            return Status(StatusCode::kFailedPrecondition, "file " + metadata.path + " is missing");
+        }
+        Status status = ErrnoStatus(err, "cannot open " + metadata.path);
+        return Status(StatusCode::kFailedPrecondition, status.message());
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        Status status = ErrnoStatus(errno, "cannot stat " + metadata.path);
+        close(fd);
+        return Status(StatusCode::kFailedPrecondition, status.message());
+    }
+    if (static_cast<uint64_t>(st.st_size) != metadata.size) {
+        close(fd);
+        return Status(StatusCode::kFailedPrecondition,
+                      "file " + metadata.path + " is " + std::to_string(st.st_size) +
+                          " bytes but the catalog says " + std::to_string(metadata.size) +
+                          " (truncated or resized outside rpmad); restore the file or delete "
+                          "the region");
+    }
+    StatusOr<std::shared_ptr<Region>> region = Map(fd, std::move(metadata));
+    close(fd);
+    return region;
+}
+
+Region::Region(RegionMetadata metadata, pmem2_map *map)
+    : metadata_(std::move(metadata)),
+      map_(map),
+      bytes_(static_cast<std::byte *>(pmem2_map_get_address(map)), pmem2_map_get_size(map)),
+      granularity_(FromPmem2(pmem2_map_get_store_granularity(map))),
+      persist_(pmem2_get_persist_fn(map)) {}
+
+Region::~Region() {
+    pmem2_map_delete(&map_);
+}
+
+Status Region::Persist(uint64_t offset, uint64_t length) const {
+    // Written so that offset + length is never computed: it could wrap.
+    if (offset > metadata_.size || length > metadata_.size - offset) {
+        return Status(StatusCode::kInvalidArgument,
+                      "persist range [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                          ") is outside region \"" + metadata_.name + "\" of " +
+                          std::to_string(metadata_.size) + " bytes");
+    }
+    if (length > 0) {
+        persist_(bytes_.data() + offset, length);
+    }
+    return Status();
+}
+
+}  // namespace rpmad

@@ -1,0 +1,140 @@
+// rpmad's regions: files in <pool_dir>/regions, mapped with libpmem2, listed
+// in a crash-safe catalog (catalog.h). Layout of a pool directory:
+//   rpmad.lock            flock()ed by the one rpmad that serves the pool
+//   catalog               the regions (catalog.prev: the generation before)
+//   regions/<name>.pmem   one file per region
+//
+// Crash safety. Create makes regions/<name>.pmem.tmp, allocates and syncs
+// it, maps it, renames it to <name>.pmem and only then commits the catalog;
+// Delete commits the catalog first and then unlinks the file. So the
+// catalog never lists a file that was not whole, and a crash leaves at
+// worst a file the catalog does not list. Open removes such leftovers
+// (*.pmem.tmp, and *.pmem files not in the catalog) and reports each one in
+// problems().
+//
+// Damage found by Open:
+// - a region whose file is missing, has another size than the catalog says,
+//   or cannot be mapped is unhealthy: List() shows it with its problem,
+//   Get() refuses it, Delete() removes it; the other regions serve.
+// - a damaged catalog (checksum, format) when catalog.prev is valid: the
+//   pool comes up with that previous generation, the damaged file is kept
+//   as catalog.damaged and problems() says so. The previous generation may
+//   lack the last region created: files it does not list are adopted as
+//   regions (named after the file, with a new id; one that cannot be
+//   adopted is renamed to *.pmem.unadopted and left alone), never removed.
+//   It may also still list the last region deleted (then unhealthy:
+//   missing, or back if its file was not yet unlinked).
+// - a damaged catalog and no valid previous one: Open fails with
+//   FAILED_PRECONDITION naming the files and what to do.
+// - no catalog at all but region files present: Open fails the same way
+//   (the catalog was lost; an empty one would orphan every region).
+#ifndef DAEMON_REGION_STORE_H
+#define DAEMON_REGION_STORE_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "daemon/catalog.h"
+#include "daemon/region.h"
+#include "daemon/status.h"
+
+namespace rpmad {
+
+struct RegionInfo {
+    std::string name;
+    uint64_t size = 0;
+    uint64_t id = 0;
+    int64_t created_unix = 0;
+    std::string path;
+    std::string granularity;  // GranularityName(); empty when unhealthy
+    bool healthy = false;
+    std::string problem;  // why it is unhealthy
+};
+
+struct RegionStoreOptions {
+    std::string pool_dir;
+    uint64_t capacity = 0;  // sum of region sizes; 0 = filesystem free space only
+    uint32_t max_regions = 1024;
+    uint64_t max_region_size = 64ull << 30;
+};
+
+// All methods are thread-safe (one mutex; Create holds it while the file is
+// allocated, which on some filesystems takes a while for a large region).
+class RegionStore {
+  public:
+    static constexpr uint64_t kSizeAlignment = 4096;
+
+    // Creates pool_dir (0700, parents too) if missing, takes the pool's
+    // lock, loads the catalog and maps every region (see above for what
+    // damage does). FAILED_PRECONDITION when another rpmad holds the pool;
+    // PERMISSION_DENIED when the pool directory cannot be written.
+    static StatusOr<std::unique_ptr<RegionStore>> Open(const RegionStoreOptions &options);
+
+    ~RegionStore();
+    RegionStore(const RegionStore &) = delete;
+    RegionStore &operator=(const RegionStore &) = delete;
+
+    // INVALID_ARGUMENT: bad name, size 0, not a multiple of 4096, above
+    // max_region_size. ALREADY_EXISTS. RESOURCE_EXHAUSTED: max_regions
+    // reached, capacity exceeded, or no room on the filesystem.
+    // PERMISSION_DENIED: the pool cannot be written. On any failure no file
+    // is left behind and the catalog is unchanged.
+    StatusOr<std::shared_ptr<Region>> Create(const std::string &name, uint64_t size);
+
+    // NOT_FOUND; FAILED_PRECONDITION for an unhealthy region, with its problem.
+    StatusOr<std::shared_ptr<Region>> Get(const std::string &name) const;
+
+    // NOT_FOUND. Commits the catalog, then unlinks the file; unhealthy
+    // regions too. Holders of the Region keep a valid mapping.
+    Status Delete(const std::string &name);
+
+    std::vector<RegionInfo> List() const;  // sorted by name
+
+    // What Open found and cleaned up, and every unhealthy region; one
+    // sentence each.
+    std::vector<std::string> problems() const;
+
+    uint64_t used_bytes() const;  // sum of the catalog's region sizes
+    size_t region_count() const;  // unhealthy regions included
+    const std::string &pool_dir() const { return options_.pool_dir; }
+
+  private:
+    struct Slot {
+        CatalogEntry entry;
+        std::shared_ptr<Region> region;  // null when unhealthy
+        std::string problem;
+    };
+
+    RegionStore(RegionStoreOptions options, int lock_fd);
+
+    std::string regions_dir() const;
+    std::string FilePath(const std::string &file_name) const;
+    Status LoadRegions();
+    StatusOr<std::vector<std::string>> ListRegionsDir() const;
+    bool IsListedLocked(const std::string &file_name) const;
+    void AdoptUnlisted(const std::vector<std::string> &names);
+    void RemoveLeftovers(const std::vector<std::string> &names);
+    Status CommitWith(std::map<std::string, Slot> *slots);
+    Catalog CatalogOf(const std::map<std::string, Slot> &slots) const;
+    StatusOr<std::shared_ptr<Region>> MakeRegionFile(const RegionMetadata &metadata);
+    StatusOr<std::shared_ptr<Region>> AllocateAndMap(int fd, const std::string &tmp_path,
+                                                     const RegionMetadata &metadata);
+    uint64_t UsedBytesLocked() const;
+    uint64_t UnusedIdLocked() const;
+
+    const RegionStoreOptions options_;
+    const int lock_fd_;
+
+    mutable std::mutex mu_;
+    uint64_t generation_ = 0;            // of the catalog on disk
+    std::map<std::string, Slot> slots_;  // by name
+    std::vector<std::string> notes_;     // what Open found
+};
+
+}  // namespace rpmad
+
+#endif  // DAEMON_REGION_STORE_H
