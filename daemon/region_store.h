@@ -70,8 +70,10 @@ class RegionStore {
 
     // Creates pool_dir (0700, parents too) if missing, takes the pool's
     // lock, loads the catalog and maps every region (see above for what
-    // damage does). FAILED_PRECONDITION when another rpmad holds the pool;
-    // PERMISSION_DENIED when the pool directory cannot be written.
+    // damage does). INVALID_ARGUMENT for an empty pool_dir or max_regions 0;
+    // FAILED_PRECONDITION when another rpmad holds the pool or the catalog
+    // cannot be trusted; PERMISSION_DENIED when the pool directory cannot be
+    // written.
     static StatusOr<std::unique_ptr<RegionStore>> Open(const RegionStoreOptions &options);
 
     ~RegionStore();
