@@ -148,6 +148,7 @@ using FieldRef = std::variant<std::string *, bool *, uint32_t *, uint64_t *, Per
 struct Key {
     std::string_view path;  // dotted: section.subsection.name
     FieldRef (*field)(Config &);
+    std::span<const std::string_view> choices = {};  // empty: any value of its type
 };
 
 // uint32_t fields are counts, uint64_t fields are sizes in bytes.
@@ -161,16 +162,16 @@ const Key kKeys[] = {
     {"control.tls.require_client_cert",
      [](Config &c) -> FieldRef { return &c.tls.require_client_cert; }},
     {"data.listen", [](Config &c) -> FieldRef { return &c.data_listen; }},
-    {"data.provider", [](Config &c) -> FieldRef { return &c.provider; }},
-    {"data.persistence", [](Config &c) -> FieldRef { return &c.persistence; }},
+    {"data.provider", [](Config &c) -> FieldRef { return &c.provider; }, kProviders},
+    {"data.persistence", [](Config &c) -> FieldRef { return &c.persistence; }, kPersistenceNames},
     {"storage.pool_dir", [](Config &c) -> FieldRef { return &c.pool_dir; }},
     {"storage.capacity", [](Config &c) -> FieldRef { return &c.capacity; }},
     {"limits.max_regions", [](Config &c) -> FieldRef { return &c.max_regions; }},
     {"limits.max_region_size", [](Config &c) -> FieldRef { return &c.max_region_size; }},
     {"limits.max_sessions", [](Config &c) -> FieldRef { return &c.max_sessions; }},
     {"sessions.token_ttl_seconds", [](Config &c) -> FieldRef { return &c.token_ttl_seconds; }},
-    {"logging.level", [](Config &c) -> FieldRef { return &c.log_level; }},
-    {"logging.target", [](Config &c) -> FieldRef { return &c.log_target; }},
+    {"logging.level", [](Config &c) -> FieldRef { return &c.log_level; }, kLogLevels},
+    {"logging.target", [](Config &c) -> FieldRef { return &c.log_target; }, kLogTargets},
 };
 
 const Key *FindKey(std::string_view path) {
@@ -406,7 +407,7 @@ class ConfigReader {
             }
             where_.Record(path, line);
             if (const Key *key = FindKey(path)) {
-                if (Status s = ReadValue(it->second, path, line, key->field(*config)); !s.ok()) {
+                if (Status s = ReadValue(it->second, path, line, *key, config); !s.ok()) {
                     return s;
                 }
             } else if (!ChildrenOf(path).empty()) {
@@ -432,7 +433,18 @@ class ConfigReader {
         return Error(line, path + ": expected " + std::string(what) + ", got " + Describe(value));
     }
 
-    Status ReadValue(const YAML::Node &value, const std::string &path, int line, FieldRef field) {
+    Status ReadValue(const YAML::Node &value, const std::string &path, int line, const Key &key,
+                     Config *config) {
+        // A key with a fixed set of values is checked here, where the line is known.
+        if (!key.choices.empty()) {
+            if (!value.IsScalar()) {
+                return Expected(line, path, "one of " + JoinNames(key.choices), value);
+            }
+            if (Status s = CheckChoice(value.Scalar(), key.choices, path); !s.ok()) {
+                return Error(line, s.message());
+            }
+        }
+        FieldRef field = key.field(*config);
         if (auto *text = std::get_if<std::string *>(&field)) {
             if (value.IsNull()) {
                 (*text)->clear();
@@ -460,12 +472,9 @@ class ConfigReader {
                 return Error(line, path + ": " + bytes.status().message());
             **size = *bytes;
         } else if (auto *persistence = std::get_if<Persistence *>(&field)) {
-            const std::string text = value.IsScalar() ? value.Scalar() : "";
-            auto found = std::find(kPersistenceNames.begin(), kPersistenceNames.end(), text);
-            if (found == kPersistenceNames.end()) {
-                return Error(line, CheckChoice(text, kPersistenceNames, path).message());
-            }
-            **persistence = static_cast<Persistence>(found - kPersistenceNames.begin());
+            // Checked against kPersistenceNames above, which lists the enum in order.
+            auto found = std::find(key.choices.begin(), key.choices.end(), value.Scalar());
+            **persistence = static_cast<Persistence>(found - key.choices.begin());
         }
         return Status();
     }
@@ -486,9 +495,13 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
     return parts;
 }
 
-void EmitValue(YAML::Emitter &out, FieldRef field) {
+void EmitValue(YAML::Emitter &out, const Key &key, Config &config) {
+    FieldRef field = key.field(config);
     if (auto *text = std::get_if<std::string *>(&field)) {
-        out << YAML::DoubleQuoted << **text;
+        // Choices are words, written bare as in the documented file.
+        if (key.choices.empty())
+            out << YAML::DoubleQuoted;
+        out << **text;
     } else if (auto *flag = std::get_if<bool *>(&field)) {
         out << **flag;
     } else if (auto *count = std::get_if<uint32_t *>(&field)) {
@@ -749,7 +762,7 @@ std::string RedactedYaml(const Config &config) {
             out << YAML::Key << std::string(parts[open.size()]) << YAML::Value << YAML::BeginMap;
         }
         out << YAML::Key << std::string(name) << YAML::Value;
-        EmitValue(out, key.field(shown));
+        EmitValue(out, key, shown);
     }
     for (; !open.empty(); open.pop_back())
         out << YAML::EndMap;

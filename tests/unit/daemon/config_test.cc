@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 namespace rpmad {
 namespace {
@@ -57,6 +59,26 @@ TEST_F(ConfigTest, ShippedFileParsesToDefaultConfig) {
     std::ifstream file("config/rpmad.yaml");
     std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     EXPECT_THAT(text, HasSubstr("pool_dir: \"\""));
+}
+
+// The dotted names of the leaf keys of a YAML mapping.
+void CollectKeys(const YAML::Node &node, const std::string &prefix, std::set<std::string> *keys) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+        std::string path = prefix + it->first.Scalar();
+        if (it->second.IsMap()) {
+            CollectKeys(it->second, path + ".", keys);
+        } else {
+            keys->insert(path);
+        }
+    }
+}
+
+TEST_F(ConfigTest, ShippedFileDocumentsEveryKey) {
+    std::set<std::string> shipped, known;
+    CollectKeys(YAML::LoadFile("config/rpmad.yaml"), "", &shipped);
+    CollectKeys(YAML::Load(RedactedYaml(DefaultConfig())), "", &known);
+    EXPECT_EQ(shipped, known);
+    EXPECT_EQ(known.size(), 18u);
 }
 
 TEST_F(ConfigTest, EmptyTextAndEmptySectionsKeepDefaults) {
@@ -188,6 +210,9 @@ TEST_F(ConfigTest, WrongTypesAreErrors) {
                                  "admin_token, admin_token_file, tls, got \"5\""),
                       HasSubstr("indent its keys")));
     EXPECT_THAT(ErrorFor("- a\n- b\n"), HasSubstr("the top level: expected a mapping of control"));
+    EXPECT_THAT(ErrorFor("data:\n  persistence: [apm]\n"),
+                StartsWith("rpmad.yaml:2: data.persistence: expected one of auto, apm, gpspm, "
+                           "got a list"));
     EXPECT_THAT(ErrorFor("data:\n  persistence: fast\n"),
                 StartsWith("rpmad.yaml:2: data.persistence: \"fast\" is not a valid value; use "
                            "one of auto, apm, gpspm"));
@@ -464,6 +489,20 @@ TEST_F(ConfigTest, RedactedYamlOfATokenFileShowsOnlyThePath) {
     EXPECT_THAT(yaml, HasSubstr(config.admin_token_file));
     StatusOr<Config> reparsed = ParseConfig(yaml, "redacted");
     ASSERT_TRUE(reparsed.ok()) << reparsed.status().message() << "\n" << yaml;
+    EXPECT_EQ(*reparsed, config);
+}
+
+TEST(RedactedYamlTest, ChoicesAreWrittenBareAndRoundTrip) {
+    Config config = DefaultConfig();
+    config.log_level = "off";
+    config.provider = "tcp";
+    config.persistence = Persistence::kGpspm;
+    std::string yaml = RedactedYaml(config);
+    EXPECT_THAT(yaml, HasSubstr("  level: off\n"));
+    EXPECT_THAT(yaml, HasSubstr("  provider: tcp\n"));
+    EXPECT_THAT(yaml, HasSubstr("  persistence: gpspm\n"));
+    StatusOr<Config> reparsed = ParseConfig(yaml, "redacted");
+    ASSERT_TRUE(reparsed.ok()) << reparsed.status().message();
     EXPECT_EQ(*reparsed, config);
 }
 
