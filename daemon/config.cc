@@ -554,7 +554,7 @@ StatusOr<HostPort> SplitHostPort(std::string_view text, std::string_view key) {
     } else {
         size_t colon = text.rfind(':');
         if (colon == std::string_view::npos)
-            return bad("has no port");
+            return bad(AllDigits(text) ? "has no host" : "has no port");
         result.host = std::string(text.substr(0, colon));
         if (result.host.find(':') != std::string::npos) {
             return bad("is an IPv6 address without brackets");

@@ -116,6 +116,8 @@ TEST_F(CommandLineTest, BadOverrideValuesAreUsageErrorsNamingTheFlag) {
     Invocation listen = Run({"--listen", "localhost"});
     EXPECT_EQ(listen.exit_code, 2);
     EXPECT_THAT(err_.str(), StartsWith("rpmad: --listen: \"localhost\" has no port"));
+    EXPECT_EQ(Run({"--data-listen", "7301"}).exit_code, 2);
+    EXPECT_THAT(err_.str(), StartsWith("rpmad: --data-listen: \"7301\" has no host"));
     Invocation provider = Run({"--provider", "rdma"});
     EXPECT_EQ(provider.exit_code, 2);
     EXPECT_THAT(err_.str(), HasSubstr("--provider: \"rdma\" is not a valid value; use one of "
