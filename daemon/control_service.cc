@@ -1,0 +1,315 @@
+#include "daemon/control_service.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/tls_certificate_provider.h>
+#include <grpcpp/security/tls_credentials_options.h>
+
+#include "daemon/log.h"
+#include "proto/rpmad/v1/rpmad.grpc.pb.h"
+
+#ifndef RPMAD_VERSION
+#define RPMAD_VERSION "0.1.0"
+#endif
+
+namespace rpmad {
+namespace {
+
+// How often the TLS files are checked for a change (a renewed certificate
+// takes effect without a restart).
+constexpr unsigned kTlsRefreshSeconds = 5;
+
+int64_t UnixSeconds(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+v1::Persistence ToProto(Persistence persistence) {
+    switch (persistence) {
+        case Persistence::kApm:
+            return v1::PERSISTENCE_APM;
+        case Persistence::kGpspm:
+            return v1::PERSISTENCE_GPSPM;
+        case Persistence::kAuto:
+            break;
+    }
+    return v1::PERSISTENCE_UNSPECIFIED;
+}
+
+void ToProto(const RegionView &view, v1::Region *out) {
+    out->set_name(view.info.name);
+    out->set_size(view.info.size);
+    out->set_id(view.info.id);
+    out->set_created_unix_seconds(view.info.created_unix);
+    out->set_granularity(view.info.granularity);
+    out->set_healthy(view.info.healthy);
+    out->set_problem(view.info.problem);
+    out->set_open_sessions(static_cast<uint32_t>(view.open_sessions));
+    out->set_persistence(ToProto(view.persistence));
+}
+
+std::string AsString(std::span<const std::byte> bytes) {
+    return std::string(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+}
+
+// Equal strings, in a time that does not depend on where they differ.
+bool TokensEqual(std::string_view a, std::string_view b) {
+    volatile unsigned char diff = a.size() == b.size() ? 0 : 1;
+    const size_t n = std::max(a.size(), b.size());
+    for (size_t i = 0; i < n; ++i) {
+        const unsigned char x = i < a.size() ? a[i] : 0;
+        const unsigned char y = i < b.size() ? b[i] : 0;
+        diff = static_cast<unsigned char>(diff | (x ^ y));
+    }
+    return diff == 0;
+}
+
+// The admin token, when the daemon has one, as "authorization: Bearer <token>".
+grpc::Status CheckAdmin(const Daemon &daemon, grpc::ServerContext *context, const char *call) {
+    const std::string &expected = daemon.config().admin_token;
+    if (expected.empty())
+        return grpc::Status::OK;
+    const auto &metadata = context->client_metadata();
+    auto it = metadata.find("authorization");
+    if (it == metadata.end())
+        return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                            std::string(call) +
+                                " needs the admin token: send it as the metadata "
+                                "'authorization: Bearer <token>' (rpmactl --admin-token)");
+    const std::string_view value(it->second.data(), it->second.size());
+    constexpr std::string_view kBearer = "Bearer ";
+    if (!value.starts_with(kBearer) || !TokensEqual(value.substr(kBearer.size()), expected)) {
+        Log().warn("control plane: {} refused: wrong admin token from {}", call, context->peer());
+        return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                            std::string(call) + " refused: the admin token is wrong");
+    }
+    return grpc::Status::OK;
+}
+
+class RegionService final : public v1::RegionService::Service {
+  public:
+    explicit RegionService(Daemon &daemon) : daemon_(daemon) {}
+
+    grpc::Status CreateRegion(grpc::ServerContext *context, const v1::CreateRegionRequest *request,
+                              v1::Region *response) override {
+        if (auto allowed = CheckAdmin(daemon_, context, "CreateRegion"); !allowed.ok())
+            return allowed;
+        auto view = daemon_.CreateRegion(request->name(), request->size());
+        if (!view.ok())
+            return ToGrpc(view.status());
+        ToProto(*view, response);
+        return grpc::Status::OK;
+    }
+
+    grpc::Status GetRegion(grpc::ServerContext *, const v1::GetRegionRequest *request,
+                           v1::Region *response) override {
+        auto view = daemon_.GetRegion(request->name());
+        if (!view.ok())
+            return ToGrpc(view.status());
+        ToProto(*view, response);
+        return grpc::Status::OK;
+    }
+
+    grpc::Status ListRegions(grpc::ServerContext *, const v1::ListRegionsRequest *,
+                             v1::ListRegionsResponse *response) override {
+        for (const auto &view : daemon_.ListRegions())
+            ToProto(view, response->add_regions());
+        return grpc::Status::OK;
+    }
+
+    grpc::Status DeleteRegion(grpc::ServerContext *context, const v1::DeleteRegionRequest *request,
+                              v1::DeleteRegionResponse *response) override {
+        if (auto allowed = CheckAdmin(daemon_, context, "DeleteRegion"); !allowed.ok())
+            return allowed;
+        auto closed = daemon_.DeleteRegion(request->name(), request->force());
+        if (!closed.ok())
+            return ToGrpc(closed.status());
+        response->set_closed_sessions(static_cast<uint32_t>(*closed));
+        return grpc::Status::OK;
+    }
+
+  private:
+    Daemon &daemon_;
+};
+
+class SessionService final : public v1::SessionService::Service {
+  public:
+    explicit SessionService(Daemon &daemon) : daemon_(daemon) {}
+
+    grpc::Status OpenSession(grpc::ServerContext *, const v1::OpenSessionRequest *request,
+                             v1::OpenSessionResponse *response) override {
+        auto offer = daemon_.OpenSession(request->region());
+        if (!offer.ok())
+            return ToGrpc(offer.status());
+        response->set_session_id(wire::SessionIdString(offer->grant.token.session_id));
+        response->set_region(offer->grant.region);
+        response->set_data_address(offer->data_address);
+        response->set_data_port(offer->data_port);
+        response->set_region_descriptor(AsString(offer->access.region_descriptor));
+        response->set_peer_cfg_descriptor(AsString(offer->access.peer_cfg_descriptor));
+        response->set_persistence(ToProto(offer->access.persistence));
+        const auto token = wire::EncodeToken(offer->grant.token);
+        response->set_token(std::string(token.begin(), token.end()));
+        response->set_region_size(offer->region_size);
+        response->set_token_expires_unix_seconds(UnixSeconds(offer->grant.token_expires));
+        response->set_protocol_version(wire::kProtocolVersion);
+        return grpc::Status::OK;
+    }
+
+    grpc::Status CloseSession(grpc::ServerContext *context, const v1::CloseSessionRequest *request,
+                              v1::CloseSessionResponse *) override {
+        if (auto allowed = CheckAdmin(daemon_, context, "CloseSession"); !allowed.ok())
+            return allowed;
+        return ToGrpc(daemon_.CloseSession(request->session_id()));
+    }
+
+    grpc::Status ListSessions(grpc::ServerContext *, const v1::ListSessionsRequest *request,
+                              v1::ListSessionsResponse *response) override {
+        auto sessions = daemon_.ListSessions(request->region());
+        if (!sessions.ok())
+            return ToGrpc(sessions.status());
+        for (const auto &info : *sessions) {
+            auto *out = response->add_sessions();
+            out->set_session_id(wire::SessionIdString(info.session_id));
+            out->set_region(info.region);
+            out->set_state(info.connected ? v1::Session::STATE_CONNECTED
+                                          : v1::Session::STATE_PENDING);
+            out->set_peer(info.peer);
+            out->set_opened_unix_seconds(UnixSeconds(info.opened));
+            out->set_token_expires_unix_seconds(UnixSeconds(info.token_expires));
+            out->set_flushes(info.flushes);
+            out->set_bytes_flushed(info.bytes_flushed);
+        }
+        return grpc::Status::OK;
+    }
+
+  private:
+    Daemon &daemon_;
+};
+
+class DaemonService final : public v1::DaemonService::Service {
+  public:
+    DaemonService(Daemon &daemon, std::string config_origin)
+        : daemon_(daemon), config_origin_(std::move(config_origin)) {}
+
+    grpc::Status GetStats(grpc::ServerContext *, const v1::GetStatsRequest *,
+                          v1::Stats *response) override {
+        const StatsView stats = daemon_.Stats();
+        const Counters &counters = *stats.counters;
+        response->set_version(RPMAD_VERSION);
+        response->set_provider(stats.provider);
+        response->set_uptime_seconds(static_cast<uint64_t>(stats.uptime.count()));
+        response->set_regions(static_cast<uint32_t>(stats.regions));
+        response->set_unhealthy_regions(static_cast<uint32_t>(stats.unhealthy_regions));
+        response->set_pool_used_bytes(stats.pool_used_bytes);
+        response->set_pool_capacity_bytes(stats.pool_capacity_bytes);
+        response->set_sessions(static_cast<uint32_t>(stats.sessions));
+        response->set_connections(static_cast<uint32_t>(stats.connections));
+        response->set_sessions_opened(counters.sessions_opened);
+        response->set_connections_accepted(counters.connections_accepted);
+        response->set_connections_rejected(counters.connections_rejected);
+        response->set_flushes(counters.flushes);
+        response->set_bytes_flushed(counters.bytes_flushed);
+        response->set_flushes_rejected(counters.flushes_rejected);
+        response->set_errors(counters.errors);
+        return grpc::Status::OK;
+    }
+
+    grpc::Status GetConfig(grpc::ServerContext *, const v1::GetConfigRequest *,
+                           v1::EffectiveConfig *response) override {
+        response->set_yaml(RedactedYaml(daemon_.config()));
+        response->set_origin(config_origin_);
+        return grpc::Status::OK;
+    }
+
+  private:
+    Daemon &daemon_;
+    const std::string config_origin_;
+};
+
+std::shared_ptr<grpc::ServerCredentials> Credentials(const TlsConfig &tls) {
+    if (!tls.enabled())
+        return grpc::InsecureServerCredentials();
+    std::shared_ptr<grpc::experimental::CertificateProviderInterface> provider;
+    if (tls.client_ca_file.empty())
+        provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+            tls.key_file, tls.cert_file, kTlsRefreshSeconds);
+    else
+        provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+            tls.key_file, tls.cert_file, tls.client_ca_file, kTlsRefreshSeconds);
+    grpc::experimental::TlsServerCredentialsOptions options(provider);
+    options.watch_identity_key_cert_pairs();
+    if (!tls.client_ca_file.empty()) {
+        options.watch_root_certs();
+        options.set_cert_request_type(
+            tls.require_client_cert ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                                    : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+    } else {
+        options.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+    }
+    return grpc::experimental::TlsServerCredentials(options);
+}
+
+}  // namespace
+
+grpc::Status ToGrpc(const Status &status) {
+    static constexpr grpc::StatusCode kCodes[] = {
+        grpc::StatusCode::OK,
+        grpc::StatusCode::INVALID_ARGUMENT,
+        grpc::StatusCode::NOT_FOUND,
+        grpc::StatusCode::ALREADY_EXISTS,
+        grpc::StatusCode::FAILED_PRECONDITION,
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        grpc::StatusCode::PERMISSION_DENIED,
+        grpc::StatusCode::UNAUTHENTICATED,
+        grpc::StatusCode::UNAVAILABLE,
+        grpc::StatusCode::INTERNAL,
+    };
+    return grpc::Status(kCodes[static_cast<int>(status.code())], status.message());
+}
+
+StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(Daemon &daemon,
+                                                              const std::string &config_origin) {
+    std::unique_ptr<ControlServer> server(new ControlServer());
+    server->services_.push_back(std::make_unique<RegionService>(daemon));
+    server->services_.push_back(std::make_unique<SessionService>(daemon));
+    server->services_.push_back(std::make_unique<DaemonService>(daemon, config_origin));
+
+    grpc::EnableDefaultHealthCheckService(true);
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+    grpc::ServerBuilder builder;
+    int port = 0;
+    const std::string &listen = daemon.config().control_listen;
+    builder.AddListeningPort(listen, Credentials(daemon.config().tls), &port);
+    for (auto &service : server->services_)
+        builder.RegisterService(service.get());
+    server->server_ = builder.BuildAndStart();
+    if (server->server_ == nullptr || port == 0)
+        return Status(StatusCode::kUnavailable,
+                      "cannot serve the control plane on " + listen +
+                          ": is the port taken, or the address not of this host? Set "
+                          "control.listen or --listen");
+    auto host_port = SplitHostPort(listen, "control.listen");
+    const std::string host = host_port.ok() ? host_port->host : listen;
+    server->address_ = (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+                       std::to_string(port);
+    server->server_->GetHealthCheckService()->SetServingStatus(true);
+    return server;
+}
+
+void ControlServer::Shutdown() {
+    if (server_ == nullptr)
+        return;
+    server_->GetHealthCheckService()->SetServingStatus(false);
+    // gRPC waits for every client channel to go away until the deadline, and
+    // idle channels only go when it passes: keep it short. Calls in flight
+    // are control calls of milliseconds.
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    server_->Wait();
+    server_.reset();
+}
+
+ControlServer::~ControlServer() {
+    Shutdown();
+}
+
+}  // namespace rpmad

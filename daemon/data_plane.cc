@@ -1,0 +1,555 @@
+#include "daemon/data_plane.h"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <future>
+
+#include "daemon/log.h"
+#include "proto/rpmad/v1/data_plane.h"
+#include "rpma_ext.h"
+
+namespace rpmad {
+namespace {
+
+// Send queue: one response per request slot, twice over, so that responses
+// whose completions are not yet collected never fill it.
+constexpr uint32_t kSendQueueSize = 2 * wire::kMaxFlushesInFlight;
+constexpr uint32_t kCompletionQueueSize = kSendQueueSize + wire::kMaxFlushesInFlight;
+
+int SetNonBlocking(int fd) {
+    const int flags = fcntl(fd, F_GETFL);
+    return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+// The address a connection request came from, for the log.
+std::string PeerAddress(rpma::ConnReq &request) {
+    (void)request;
+    return "?";
+}
+
+Status FromRpma(const rpma::Error &error, StatusCode code = StatusCode::kInternal) {
+    return Status(code, error.message());
+}
+
+}  // namespace
+
+// A region registered in a protection domain of its own.
+struct DataPlane::ExposedRegion {
+    std::shared_ptr<Region> region;
+    rpma::Peer peer;
+    rpma::MemoryRegion mr;
+    RegionAccess access;
+};
+
+struct DataPlane::Watch {
+    enum Kind { kEndpoint, kWake, kEvents, kCompletions };
+    Kind kind;
+    Link *link = nullptr;
+};
+
+// One accepted connection. Members are destroyed last to first: the
+// connection before the message buffers it may still read, both before the
+// region whose peer they belong to.
+struct DataPlane::Link {
+    uint64_t session_id = 0;
+    std::string peer;
+    std::shared_ptr<ExposedRegion> region;
+    // GPSPM: kMaxFlushesInFlight request slots, then as many response slots.
+    std::unique_ptr<std::byte[]> messages;
+    std::optional<rpma::MemoryRegion> messages_mr;
+    std::optional<rpma::Connection> conn;
+    Watch events{Watch::kEvents, this};
+    Watch completions{Watch::kCompletions, this};
+    bool established = false;
+};
+
+DataPlane::DataPlane(SessionTable &sessions, Counters &counters)
+    : sessions_(sessions), counters_(counters) {}
+
+StatusOr<std::unique_ptr<DataPlane>> DataPlane::Start(const HostPort &listen,
+                                                      Persistence persistence,
+                                                      SessionTable &sessions, Counters &counters) {
+    std::unique_ptr<DataPlane> plane(new DataPlane(sessions, counters));
+    plane->address_ = listen.host;
+    plane->port_ = listen.port;
+    auto peer = rpma::Peer::ForAddress(listen.host, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+    if (!peer.ok())
+        return Status(StatusCode::kUnavailable,
+                      "no rpma device serves the data-plane address " + listen.host + " (" +
+                          peer.error().message() +
+                          "): set data.listen to an address of this host, or data.provider "
+                          "to tcp");
+    plane->provider_ =
+        std::strcmp(ibv_get_device_name(peer->context()->device), "tcp0") == 0 ? "tcp" : "verbs";
+    // The tcp provider persists a range before it acknowledges a persistent
+    // flush; on verbs that needs DAX and direct write to PMem, which a region
+    // on a page-cache file does not have.
+    plane->persistence_ = persistence != Persistence::kAuto ? persistence
+                          : plane->provider_ == "tcp"       ? Persistence::kApm
+                                                            : Persistence::kGpspm;
+    plane->peer_.emplace(std::move(*peer));
+
+    auto cfg = rpma::ConnCfg::New();
+    if (!cfg.ok())
+        return FromRpma(cfg.error());
+    for (auto result : {cfg->SetSqSize(kSendQueueSize), cfg->SetRqSize(wire::kMaxFlushesInFlight),
+                        cfg->SetCqSize(kCompletionQueueSize)})
+        if (!result.ok())
+            return FromRpma(result.error());
+    plane->conn_cfg_.emplace(std::move(*cfg));
+
+    auto endpoint = rpma::Endpoint::Listen(*plane->peer_, listen.host, listen.port);
+    if (!endpoint.ok())
+        return Status(StatusCode::kUnavailable,
+                      "cannot listen on the data-plane address " + listen.host + ":" + listen.port +
+                          " (" + endpoint.error().message() +
+                          "): is another rpmad running, or the port taken? Set data.listen "
+                          "or --data-listen");
+    plane->endpoint_.emplace(std::move(*endpoint));
+
+    plane->epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    plane->wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (plane->epoll_fd_ < 0 || plane->wake_fd_ < 0 || SetNonBlocking(plane->endpoint_->fd()) != 0)
+        return Status(
+            StatusCode::kInternal,
+            std::string("setting up the data plane's event loop failed: ") + strerror(errno));
+    plane->endpoint_watch_ = std::make_unique<Watch>(Watch{Watch::kEndpoint});
+    plane->wake_watch_ = std::make_unique<Watch>(Watch{Watch::kWake});
+    plane->WatchFd(plane->endpoint_->fd(), plane->endpoint_watch_.get());
+    plane->WatchFd(plane->wake_fd_, plane->wake_watch_.get());
+    plane->thread_ = std::thread([p = plane.get()] { p->Run(); });
+    return plane;
+}
+
+DataPlane::~DataPlane() {
+    if (thread_.joinable()) {
+        Drain(std::chrono::milliseconds(2000));
+        stopping_ = true;
+        Post([] {});
+        thread_.join();
+    }
+    links_.clear();
+    endpoint_.reset();
+    if (wake_fd_ >= 0)
+        close(wake_fd_);
+    if (epoll_fd_ >= 0)
+        close(epoll_fd_);
+}
+
+void DataPlane::WatchFd(int fd, Watch *watch) {
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.ptr = watch;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0)
+        Log().error("data plane: watching fd {} failed: {}", fd, strerror(errno));
+}
+
+StatusOr<RegionAccess> DataPlane::Expose(std::shared_ptr<Region> region) {
+    if (persistence_ == Persistence::kApm && provider_ != "tcp" &&
+        region->granularity() == Granularity::kPage)
+        return Status(StatusCode::kFailedPrecondition,
+                      "region '" + region->name() +
+                          "' is on a page-cache file, where a persistent flush over verbs does "
+                          "not reach the persistence domain: use data.persistence gpspm (or "
+                          "auto), or keep the pool directory on DAX");
+    auto peer = rpma::Peer::New(peer_->context());
+    if (!peer.ok())
+        return FromRpma(peer.error(), StatusCode::kResourceExhausted);
+    int usage =
+        RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+    if (persistence_ == Persistence::kApm)
+        usage |= RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+    auto mr = rpma::MemoryRegion::Register(*peer, region->bytes(), usage);
+    if (!mr.ok())
+        return Status(StatusCode::kResourceExhausted,
+                      "registering region '" + region->name() + "' failed (" +
+                          mr.error().message() +
+                          "): raise the memlock limit (LimitMEMLOCK=infinity)");
+    auto cfg = rpma::PeerCfg::New();
+    if (!cfg.ok())
+        return FromRpma(cfg.error());
+    if (auto set = cfg->SetDirectWriteToPmem(persistence_ == Persistence::kApm); !set.ok())
+        return FromRpma(set.error());
+    auto region_descriptor = mr->Descriptor();
+    auto cfg_descriptor = cfg->Descriptor();
+    if (!region_descriptor.ok() || !cfg_descriptor.ok())
+        return Status(StatusCode::kInternal, "describing region '" + region->name() + "' failed");
+    RegionAccess access{std::move(*region_descriptor), std::move(*cfg_descriptor), persistence_};
+    auto exposed = std::make_shared<ExposedRegion>(
+        ExposedRegion{std::move(region), std::move(*peer), std::move(*mr), access});
+    std::lock_guard lock(regions_mu_);
+    regions_[exposed->region->name()] = std::move(exposed);
+    return access;
+}
+
+StatusOr<RegionAccess> DataPlane::Access(const std::string &region_name) const {
+    std::lock_guard lock(regions_mu_);
+    auto it = regions_.find(region_name);
+    if (it == regions_.end())
+        return Status(StatusCode::kNotFound, "region '" + region_name + "' is not exposed");
+    return it->second->access;
+}
+
+void DataPlane::Withdraw(const std::string &region_name) {
+    {
+        std::lock_guard lock(regions_mu_);
+        regions_.erase(region_name);
+    }
+    // The links of the region hold the last references to it.
+    Call([this, region_name] {
+        std::vector<uint64_t> ids;
+        for (const auto &[id, link] : links_)
+            if (link->region->region->name() == region_name)
+                ids.push_back(id);
+        for (uint64_t id : ids)
+            Close(id, false);
+    });
+}
+
+void DataPlane::Disconnect(uint64_t session_id) {
+    Post([this, session_id] { Close(session_id, false); });
+}
+
+void DataPlane::Drain(std::chrono::milliseconds grace) {
+    Call([this] {
+        if (endpoint_) {
+            epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, endpoint_->fd(), nullptr);
+            endpoint_.reset();
+        }
+        for (auto &[id, link] : links_)
+            if (auto done = link->conn->Disconnect(); !done.ok())
+                Log().debug("session {}: disconnect: {}", wire::SessionIdString(id),
+                            done.error().message());
+    });
+    // Clients answer a disconnect with their own; their CLOSED events then
+    // remove the links. Those that do not answer in time are cut below.
+    {
+        std::unique_lock lock(drained_mu_);
+        drained_.wait_for(lock, grace, [this] { return connections_.load() == 0; });
+    }
+    Call([this] {
+        while (!links_.empty())
+            Close(links_.begin()->first, false);
+    });
+}
+
+void DataPlane::Post(Command command) {
+    {
+        std::lock_guard lock(commands_mu_);
+        commands_.push_back(std::move(command));
+    }
+    const uint64_t one = 1;
+    if (write(wake_fd_, &one, sizeof(one)) != sizeof(one) && errno != EAGAIN)
+        Log().error("data plane: waking the data-plane thread failed: {}", strerror(errno));
+}
+
+void DataPlane::Call(Command command) {
+    std::promise<void> done;
+    auto finished = done.get_future();
+    Post([&command, &done] {
+        command();
+        done.set_value();
+    });
+    finished.wait();
+}
+
+void DataPlane::RunCommands() {
+    uint64_t count;
+    while (read(wake_fd_, &count, sizeof(count)) == sizeof(count)) {
+    }
+    std::vector<Command> commands;
+    {
+        std::lock_guard lock(commands_mu_);
+        commands.swap(commands_);
+    }
+    for (auto &command : commands)
+        command();
+}
+
+void DataPlane::Run() {
+    constexpr int kMaxEvents = 64;
+    epoll_event events[kMaxEvents];
+    while (!stopping_) {
+        // Pending tokens expire by themselves: wake for the next one only.
+        int timeout_ms = -1;
+        if (auto next = sessions_.NextExpiry()) {
+            const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+                *next - std::chrono::steady_clock::now());
+            timeout_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+        }
+        const int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
+        if (n < 0 && errno != EINTR) {
+            Log().critical("data plane: epoll_wait failed: {}", strerror(errno));
+            return;
+        }
+        for (uint64_t id : sessions_.ExpirePending())
+            Log().info("session {}: token expired unused", wire::SessionIdString(id));
+        // A link closed while handling one event may still have another in
+        // this batch: events name links by session id, looked up each time.
+        for (int i = 0; i < n; ++i) {
+            auto *watch = static_cast<Watch *>(events[i].data.ptr);
+            switch (watch->kind) {
+                case Watch::kEndpoint:
+                    AcceptAll();
+                    break;
+                case Watch::kWake:
+                    RunCommands();
+                    break;
+                case Watch::kEvents:
+                case Watch::kCompletions: {
+                    // Skip links closed earlier in this batch.
+                    bool alive = false;
+                    for (const auto &[id, link] : links_)
+                        alive |= link.get() == watch->link;
+                    if (!alive)
+                        break;
+                    if (watch->kind == Watch::kEvents)
+                        OnConnectionEvent(*watch->link);
+                    else
+                        OnCompletions(*watch->link);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+void DataPlane::AcceptAll() {
+    while (endpoint_) {
+        auto request = endpoint_->Next(&*conn_cfg_);
+        if (!request.ok()) {
+            if (request.error().code() != RPMA_E_NO_EVENT) {
+                counters_.errors++;
+                Log().warn("data plane: taking a connection request failed: {}",
+                           request.error().message());
+            }
+            return;
+        }
+        Accept(std::move(*request));
+    }
+}
+
+void DataPlane::Accept(rpma::ConnReq request) {
+    const std::string peer = PeerAddress(request);
+    auto reject = [&](const std::string &why) {
+        counters_.connections_rejected++;
+        Log().warn("data plane: rejected a connection from {}: {}", peer, why);
+        // The request's destructor rejects it.
+    };
+    auto private_data = request.PrivateData();
+    if (!private_data.ok())
+        return reject(private_data.error().message());
+    wire::SessionToken token;
+    if (auto problem = wire::DecodeConnectRequest(*private_data, &token);
+        problem != wire::RequestProblem::kNone)
+        return reject(wire::RequestProblemText(problem));
+    auto grant = sessions_.Redeem(token, peer);
+    if (!grant.ok())
+        return reject(grant.status().message());
+    const std::string session = wire::SessionIdString(token.session_id);
+    std::shared_ptr<ExposedRegion> region;
+    {
+        std::lock_guard lock(regions_mu_);
+        auto it = regions_.find(grant->region);
+        if (it != regions_.end() && it->second->region->id() == grant->region_id)
+            region = it->second;
+    }
+    // From here on the token is spent: a failure ends the session too.
+    auto fail = [&](const std::string &why) {
+        (void)sessions_.Close(token.session_id);
+        reject("session " + session + ": " + why);
+    };
+    if (region == nullptr)
+        return fail("region '" + grant->region + "' was deleted");
+    if (auto moved = request.MoveToPeer(region->peer); !moved.ok())
+        return fail(moved.error().message());
+
+    auto link = std::make_unique<Link>();
+    link->session_id = token.session_id;
+    link->peer = peer;
+    link->region = region;
+    if (region->access.persistence == Persistence::kGpspm) {
+        constexpr size_t kSize =
+            wire::kMaxFlushesInFlight * (wire::kFlushRequestSize + wire::kFlushResponseSize);
+        link->messages = std::make_unique<std::byte[]>(kSize);
+        auto mr = rpma::MemoryRegion::Register(region->peer, std::span(link->messages.get(), kSize),
+                                               RPMA_MR_USAGE_RECV | RPMA_MR_USAGE_SEND);
+        if (!mr.ok())
+            return fail(mr.error().message());
+        link->messages_mr.emplace(std::move(*mr));
+        for (uint32_t slot = 0; slot < wire::kMaxFlushesInFlight; ++slot) {
+            const int ret = rpma_conn_req_recv(
+                request.get(), link->messages_mr->get(), slot * wire::kFlushRequestSize,
+                wire::kFlushRequestSize, reinterpret_cast<const void *>(uintptr_t{slot}));
+            if (ret != 0)
+                return fail(std::string("posting a receive failed: ") + rpma_err_2str(ret));
+        }
+    }
+    wire::ConnectAccept accept{
+        static_cast<uint8_t>(region->access.persistence == Persistence::kApm ? 1 : 2),
+        region->region->size(), region->access.region_descriptor,
+        region->access.peer_cfg_descriptor};
+    const auto accept_data = wire::EncodeConnectAccept(accept);
+    auto conn = request.Connect(accept_data);
+    if (!conn.ok())
+        return fail(conn.error().message());
+    link->conn.emplace(std::move(*conn));
+
+    auto event_fd = link->conn->EventFd();
+    auto cq_fd = link->conn->Cq().fd();
+    if (!event_fd.ok() || !cq_fd.ok() || SetNonBlocking(*event_fd) != 0 ||
+        SetNonBlocking(*cq_fd) != 0) {
+        counters_.errors++;
+        (void)sessions_.Close(token.session_id);
+        Log().error("session {}: setting up the connection's descriptors failed", session);
+        return;
+    }
+    WatchFd(*event_fd, &link->events);
+    if (link->messages_mr)
+        WatchFd(*cq_fd, &link->completions);
+    counters_.connections_accepted++;
+    connections_++;
+    Log().info("session {}: accepted a connection from {} for region '{}'", session, peer,
+               grant->region);
+    links_[token.session_id] = std::move(link);
+}
+
+void DataPlane::OnConnectionEvent(Link &link) {
+    auto event = link.conn->NextEvent();
+    if (!event.ok()) {
+        if (event.error().code() == RPMA_E_NO_EVENT)
+            return;
+        Log().warn("session {}: reading a connection event failed: {}",
+                   wire::SessionIdString(link.session_id), event.error().message());
+        return Close(link.session_id, true);
+    }
+    switch (*event) {
+        case RPMA_CONN_ESTABLISHED:
+            link.established = true;
+            return;
+        case RPMA_CONN_CLOSED:
+            Log().info("session {}: the client disconnected",
+                       wire::SessionIdString(link.session_id));
+            return Close(link.session_id, false);
+        case RPMA_CONN_LOST:
+        case RPMA_CONN_REJECTED:
+        case RPMA_CONN_UNREACHABLE:
+        case RPMA_CONN_UNDEFINED:
+            Log().warn("session {}: connection from {} lost ({})",
+                       wire::SessionIdString(link.session_id), link.peer,
+                       rpma_utils_conn_event_2str(*event));
+            return Close(link.session_id, true);
+    }
+}
+
+void DataPlane::OnCompletions(Link &link) {
+    rpma::CompletionQueue cq = link.conn->Cq();
+    if (auto waited = cq.Wait(); !waited.ok() && waited.error().code() != RPMA_E_NO_COMPLETION) {
+        Log().warn("session {}: waiting for completions failed: {}",
+                   wire::SessionIdString(link.session_id), waited.error().message());
+        return Close(link.session_id, true);
+    }
+    ibv_wc completions[16];
+    for (;;) {
+        auto count = cq.Poll(completions);
+        if (!count.ok()) {
+            Log().warn("session {}: polling completions failed: {}",
+                       wire::SessionIdString(link.session_id), count.error().message());
+            return Close(link.session_id, true);
+        }
+        if (*count == 0)
+            return;
+        const uint64_t session_id = link.session_id;
+        for (int i = 0; i < *count; ++i) {
+            const ibv_wc &done = completions[i];
+            if (done.status != IBV_WC_SUCCESS) {
+                // A failed receive or response: the connection is broken.
+                if (done.status != IBV_WC_WR_FLUSH_ERR)
+                    Log().warn("session {}: {} failed: {}", wire::SessionIdString(session_id),
+                               done.opcode == IBV_WC_RECV ? "a receive" : "a response",
+                               ibv_wc_status_str(done.status));
+                return Close(session_id, true);
+            }
+            if (done.opcode == IBV_WC_RECV) {
+                ServeFlush(link, static_cast<uint32_t>(done.wr_id));
+                if (!links_.count(session_id))
+                    return;
+            }
+        }
+    }
+}
+
+void DataPlane::ServeFlush(Link &link, uint32_t slot) {
+    const std::string session = wire::SessionIdString(link.session_id);
+    if (slot >= wire::kMaxFlushesInFlight)
+        return Close(link.session_id, true);
+    std::byte *request_bytes = link.messages.get() + slot * wire::kFlushRequestSize;
+    const auto request =
+        wire::DecodeFlushRequest(std::span(request_bytes, wire::kFlushRequestSize));
+    wire::FlushResponse response;
+    if (!request) {
+        counters_.flushes_rejected++;
+        response.status = wire::FlushStatus::kMalformed;
+        Log().warn("session {}: malformed flush request", session);
+    } else {
+        response.request_id = request->request_id;
+        const Status persisted = link.region->region->Persist(request->offset, request->length);
+        if (persisted.ok()) {
+            counters_.flushes++;
+            counters_.bytes_flushed += request->length;
+            sessions_.CountFlush(link.session_id, request->length);
+        } else {
+            counters_.flushes_rejected++;
+            response.status = persisted.code() == StatusCode::kInvalidArgument
+                                  ? wire::FlushStatus::kOutOfRange
+                                  : wire::FlushStatus::kFailed;
+            Log().warn("session {}: flush request refused: {}", session, persisted.message());
+        }
+    }
+    // The request is decoded: its slot takes the next request at once.
+    const size_t response_offset =
+        wire::kMaxFlushesInFlight * wire::kFlushRequestSize + slot * wire::kFlushResponseSize;
+    wire::EncodeFlushResponse(response,
+                              std::span<std::byte, wire::kFlushResponseSize>(
+                                  link.messages.get() + response_offset, wire::kFlushResponseSize));
+    const void *context = reinterpret_cast<const void *>(uintptr_t{slot});
+    auto posted = link.conn->Recv(*link.messages_mr, slot * wire::kFlushRequestSize,
+                                  wire::kFlushRequestSize, context);
+    auto sent = posted.ok()
+                    ? link.conn->Send(*link.messages_mr, response_offset, wire::kFlushResponseSize,
+                                      RPMA_F_COMPLETION_ALWAYS, context)
+                    : posted;
+    if (!sent.ok()) {
+        Log().warn("session {}: answering a flush request failed: {}", session,
+                   sent.error().message());
+        Close(link.session_id, true);
+    }
+}
+
+void DataPlane::Close(uint64_t session_id, bool lost) {
+    auto it = links_.find(session_id);
+    if (it == links_.end())
+        return;
+    std::unique_ptr<Link> link = std::move(it->second);
+    links_.erase(it);
+    {
+        std::lock_guard lock(drained_mu_);
+        connections_--;
+    }
+    drained_.notify_all();
+    if (lost)
+        counters_.errors++;
+    (void)sessions_.Close(session_id);
+    if (auto fd = link->conn->EventFd(); fd.ok())
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, *fd, nullptr);
+    if (auto fd = link->conn->Cq().fd(); fd.ok())
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, *fd, nullptr);
+    // ~Link disconnects and deletes the connection, then deregisters.
+}
+
+}  // namespace rpmad

@@ -1,0 +1,138 @@
+// rpmad's data plane: one rpma endpoint that admits a connection only with
+// a valid session token, and puts it into the protection domain of the one
+// region its session names.
+//
+// Isolation: every exposed region gets its own rpma peer (its own
+// protection domain) and is registered only there. An incoming request is
+// created in the listening peer's domain; once its token is redeemed it is
+// moved into its region's peer (rpma_ext_conn_req_move_to_peer) before it is
+// accepted, so its queue pair can reach that region and nothing else: on
+// verbs an rkey is valid only in its protection domain, and the tcp
+// provider checks the domain of every remote access the same way. A client
+// that learns another region's descriptor still cannot touch it.
+//
+// One thread runs the data plane: it accepts, watches every connection's
+// events and, for GPSPM, serves flush requests. Nothing on it blocks on a
+// client, so a slow or vanished client delays no other.
+#ifndef DAEMON_DATA_PLANE_H
+#define DAEMON_DATA_PLANE_H
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon/config.h"
+#include "daemon/counters.h"
+#include "daemon/region.h"
+#include "daemon/session_table.h"
+#include "daemon/status.h"
+#include "rpma/rpma.hpp"
+
+namespace rpmad {
+
+// What a client needs to reach an exposed region.
+struct RegionAccess {
+    std::vector<std::byte> region_descriptor;
+    std::vector<std::byte> peer_cfg_descriptor;
+    Persistence persistence = Persistence::kApm;  // kApm or kGpspm, never kAuto
+};
+
+class DataPlane {
+  public:
+    // Listens on address:port; `persistence` is the configured method
+    // (kAuto: APM where a persistent flush reaches the persistence domain by
+    // itself, GPSPM otherwise).
+    static StatusOr<std::unique_ptr<DataPlane>> Start(const HostPort &listen,
+                                                      Persistence persistence,
+                                                      SessionTable &sessions, Counters &counters);
+    // Stops accepting, disconnects every client and joins the thread.
+    ~DataPlane();
+    DataPlane(const DataPlane &) = delete;
+    DataPlane &operator=(const DataPlane &) = delete;
+
+    // The provider serving the endpoint ("tcp" or "verbs").
+    const std::string &provider() const { return provider_; }
+    const std::string &address() const { return address_; }
+    const std::string &port() const { return port_; }
+
+    // Registers `region` in a protection domain of its own. Connections for
+    // it are accepted from then on.
+    StatusOr<RegionAccess> Expose(std::shared_ptr<Region> region);
+    // The access of an exposed region; NOT_FOUND otherwise.
+    StatusOr<RegionAccess> Access(const std::string &region_name) const;
+    // Disconnects the region's connections and deregisters it; returns once
+    // nothing of the data plane uses the region any more.
+    void Withdraw(const std::string &region_name);
+    // A session was opened: its token's expiry may be the next one.
+    void Wake() {
+        Post([] {});
+    }
+    // Disconnects the connection of a session (no-op when it has none).
+    void Disconnect(uint64_t session_id);
+    // Refuses new connections; disconnects every client and waits up to
+    // `grace` for them to go.
+    void Drain(std::chrono::milliseconds grace);
+
+    size_t connections() const { return connections_.load(); }
+
+  private:
+    struct ExposedRegion;
+    struct Link;
+    using Command = std::function<void()>;
+
+    DataPlane(SessionTable &sessions, Counters &counters);
+    void Run();
+    // Runs `command` on the data-plane thread and waits for it.
+    void Call(Command command);
+    void Post(Command command);
+    void RunCommands();
+    void AcceptAll();
+    void Accept(rpma::ConnReq request);
+    void OnConnectionEvent(Link &link);
+    void OnCompletions(Link &link);
+    void ServeFlush(Link &link, uint32_t slot);
+    void Close(uint64_t session_id, bool lost);
+    struct Watch;
+    void WatchFd(int fd, Watch *watch);
+
+    SessionTable &sessions_;
+    Counters &counters_;
+    std::string provider_;
+    std::string address_;
+    std::string port_;
+    Persistence persistence_ = Persistence::kAuto;
+
+    // Declared in the order they must be destroyed last to first: links hold
+    // regions, regions hold their peers, the endpoint belongs to peer_.
+    std::optional<rpma::Peer> peer_;
+    std::optional<rpma::ConnCfg> conn_cfg_;
+    mutable std::mutex regions_mu_;
+    std::map<std::string, std::shared_ptr<ExposedRegion>> regions_;
+    std::optional<rpma::Endpoint> endpoint_;
+    std::map<uint64_t, std::unique_ptr<Link>> links_;  // by session id; data-plane thread only
+
+    int epoll_fd_ = -1;
+    int wake_fd_ = -1;
+    std::unique_ptr<Watch> endpoint_watch_;
+    std::unique_ptr<Watch> wake_watch_;
+    std::mutex commands_mu_;
+    std::vector<Command> commands_;
+    std::atomic<bool> stopping_{false};
+    std::atomic<size_t> connections_{0};
+    std::mutex drained_mu_;
+    std::condition_variable drained_;  // connections_ went down
+    std::thread thread_;
+};
+
+}  // namespace rpmad
+
+#endif  // DAEMON_DATA_PLANE_H

@@ -1,0 +1,130 @@
+// rpmad: config -> logging -> region store and data plane (Daemon) ->
+// control plane -> ready; then it waits for signals: SIGTERM/SIGINT stop it
+// gracefully, SIGHUP re-reads the configuration's log level.
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include "daemon/command_line.h"
+#include "daemon/control_service.h"
+#include "daemon/daemon.h"
+#include "daemon/log.h"
+
+namespace rpmad {
+namespace {
+
+// A signalfd for the signals rpmad handles; they are blocked in every thread
+// (threads started later inherit the mask), so only this fd sees them.
+int BlockSignals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int signal : {SIGTERM, SIGINT, SIGHUP})
+        sigaddset(&set, signal);
+    if (pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0)
+        return -1;
+    return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+void Reload(int argc, const char *const *argv) {
+    sd_notify(0, "RELOADING=1\nSTATUS=Reloading the configuration");
+    std::ostringstream out, err;
+    Invocation again = ParseInvocation(argc, argv, out, err);
+    if (again.action != Action::kRun) {
+        Log().error("reload: the configuration is not valid, nothing changed: {}", err.str());
+    } else if (Status set = SetLogLevel(again.config.log_level); !set.ok()) {
+        Log().error("reload: {}", set.message());
+    } else {
+        Log().info("reload: log level {}", again.config.log_level);
+    }
+    sd_notify(0, "READY=1\nSTATUS=Serving");
+}
+
+int Serve(int argc, const char *const *argv) {
+    const int signal_fd = BlockSignals();
+    if (signal_fd < 0) {
+        std::cerr << "rpmad: cannot set up signal handling: " << strerror(errno) << "\n";
+        return EXIT_FAILURE;
+    }
+    Invocation invocation = ParseInvocation(argc, argv, std::cout, std::cerr);
+    if (invocation.action == Action::kExit)
+        return invocation.exit_code;
+    const Config &config = invocation.config;
+    if (Status logging = SetUpLogging(config.log_target, config.log_level); !logging.ok()) {
+        std::cerr << "rpmad: " << logging.message() << "\n";
+        return EXIT_FAILURE;
+    }
+    // rpma_core reads the provider choice from the environment.
+    setenv("RPMA_PROVIDER", config.provider.c_str(), 1);
+    Log().info("starting with the configuration from {}; pool directory {}",
+               invocation.config_origin, config.pool_dir);
+    sd_notify(0, "STATUS=Opening the region store");
+
+    auto daemon = Daemon::Start(config);
+    if (!daemon.ok()) {
+        Log().critical("cannot start: {}", daemon.status().message());
+        return EXIT_FAILURE;
+    }
+    auto control = ControlServer::Start(**daemon, invocation.config_origin);
+    if (!control.ok()) {
+        Log().critical("cannot start: {}", control.status().message());
+        return EXIT_FAILURE;
+    }
+    const DataPlane &plane = (*daemon)->data_plane();
+    const size_t regions = (*daemon)->ListRegions().size();
+    Log().info("serving: control plane on {}, data plane on {}:{} ({} provider), {} region(s)",
+               (*control)->address(), plane.address(), plane.port(), plane.provider(), regions);
+    std::cout << "rpmad: ready: control " << (*control)->address() << " data " << plane.address()
+              << ":" << plane.port() << " provider " << plane.provider() << std::endl;
+    sd_notifyf(0, "READY=1\nSTATUS=Serving %zu region(s): control %s, data %s:%s (%s)", regions,
+               (*control)->address().c_str(), plane.address().c_str(), plane.port().c_str(),
+               plane.provider().c_str());
+
+    uint64_t watchdog_usec = 0;
+    const bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
+    // Pinging at half the interval, as sd_watchdog_enabled(3) advises.
+    const int timeout_ms = watchdog ? static_cast<int>(watchdog_usec / 2000) : -1;
+    for (;;) {
+        pollfd fd{signal_fd, POLLIN, 0};
+        const int ready = poll(&fd, 1, timeout_ms);
+        if (ready < 0 && errno != EINTR) {
+            Log().critical("waiting for signals failed: {}", strerror(errno));
+            break;
+        }
+        if (watchdog)
+            sd_notify(0, "WATCHDOG=1");
+        if (ready <= 0)
+            continue;
+        signalfd_siginfo info;
+        if (read(signal_fd, &info, sizeof(info)) != sizeof(info))
+            continue;
+        if (info.ssi_signo == SIGHUP) {
+            Reload(argc, argv);
+            continue;
+        }
+        Log().info("stopping on {}: no new sessions; disconnecting clients",
+                   strsignal(static_cast<int>(info.ssi_signo)));
+        break;
+    }
+    sd_notify(0, "STOPPING=1\nSTATUS=Stopping: disconnecting clients");
+    (*daemon)->Drain();
+    Log().info("clients disconnected; stopping the control plane");
+    (*control)->Shutdown();
+    daemon->reset();
+    Log().info("stopped");
+    close(signal_fd);
+    return EXIT_SUCCESS;
+}
+
+}  // namespace
+}  // namespace rpmad
+
+int main(int argc, char **argv) {
+    return rpmad::Serve(argc, argv);
+}

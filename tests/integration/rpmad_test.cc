@@ -1,0 +1,367 @@
+// rpmad end to end: a real rpmad process on loopback, its control plane over
+// gRPC, its data plane through rpma_core's tcp provider, its pool in real
+// files. Each test starts its own daemon on ports of its own.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/rpmad_harness.h"
+
+namespace rpma::testing {
+namespace {
+
+constexpr uint64_t kRegionSize = 1 << 20;
+
+RpmadOptions WithConfig(const std::string &yaml) {
+    RpmadOptions options;
+    options.config_yaml = yaml;
+    return options;
+}
+
+class RpmadTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        pool_dir_ = TempPath(
+            "pool-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    }
+
+    std::unique_ptr<Rpmad> StartRpmad(RpmadOptions options = {}) {
+        if (options.pool_dir.empty())
+            options.pool_dir = pool_dir_;
+        std::string error;
+        auto rpmad = Rpmad::Start(options, &error);
+        EXPECT_NE(rpmad, nullptr) << error;
+        return rpmad;
+    }
+
+    v1::OpenSessionResponse Open(const Rpmad &rpmad, const std::string &region) {
+        v1::OpenSessionResponse session;
+        const grpc::Status status = rpmad.OpenSession(region, &session);
+        EXPECT_TRUE(status.ok()) << status.error_message();
+        return session;
+    }
+
+    std::unique_ptr<SessionClient> Connect(const v1::OpenSessionResponse &session) {
+        rpma_conn_event event;
+        auto client = SessionClient::Connect(session, &event);
+        EXPECT_NE(client, nullptr) << "connection ended with " << rpma_utils_conn_event_2str(event);
+        return client;
+    }
+
+    std::string pool_dir_;
+};
+
+TEST_F(RpmadTest, WriteAndPersistentFlushSurviveSigkillAndRestart) {
+    auto rpmad = StartRpmad();
+    ASSERT_NE(rpmad, nullptr);
+    v1::Region region;
+    ASSERT_TRUE(rpmad->CreateRegion("journal", kRegionSize, &region).ok());
+    EXPECT_EQ(region.size(), kRegionSize);
+    EXPECT_EQ(region.persistence(), v1::PERSISTENCE_APM);
+
+    const auto session = Open(*rpmad, "journal");
+    EXPECT_EQ(session.persistence(), v1::PERSISTENCE_APM);
+    EXPECT_EQ(session.region_size(), kRegionSize);
+    EXPECT_EQ(session.token().size(), 24u);
+    const auto bytes = Pattern(64 << 10, 7);
+    {
+        auto client = Connect(session);
+        ASSERT_NE(client, nullptr);
+        EXPECT_EQ(client->accept().region_size, kRegionSize);
+        ASSERT_EQ(client->Write(4096, bytes), IBV_WC_SUCCESS);
+        ASSERT_EQ(client->Flush(4096, bytes.size()), IBV_WC_SUCCESS);
+        EXPECT_TRUE(client->Disconnect());
+    }
+    rpmad->process().Kill();
+
+    auto again = StartRpmad();
+    ASSERT_NE(again, nullptr);
+    v1::ListRegionsResponse list;
+    ASSERT_TRUE(again->Regions()->ListRegions(Rpmad::Context().get(), {}, &list).ok());
+    ASSERT_EQ(list.regions_size(), 1);
+    EXPECT_EQ(list.regions(0).name(), "journal");
+    EXPECT_EQ(list.regions(0).id(), region.id());
+    EXPECT_TRUE(list.regions(0).healthy());
+    auto client = Connect(Open(*again, "journal"));
+    ASSERT_NE(client, nullptr);
+    std::vector<std::byte> read;
+    ASSERT_EQ(client->Read(4096, bytes.size(), &read), IBV_WC_SUCCESS);
+    EXPECT_EQ(read, bytes);
+}
+
+TEST_F(RpmadTest, GpspmFlushRequestsPersistAndRefuseRangesOutsideTheRegion) {
+    auto rpmad = StartRpmad(WithConfig("data:\n  persistence: gpspm\n"));
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("log", kRegionSize).ok());
+    const auto session = Open(*rpmad, "log");
+    EXPECT_EQ(session.persistence(), v1::PERSISTENCE_GPSPM);
+    auto client = Connect(session);
+    ASSERT_NE(client, nullptr);
+    EXPECT_EQ(client->accept().persistence, 2);
+
+    const auto bytes = Pattern(8192, 3);
+    ASSERT_EQ(client->Write(0, bytes), IBV_WC_SUCCESS);
+    auto response = client->GpspmFlush(0, bytes.size());
+    ASSERT_TRUE(response.has_value());
+    EXPECT_EQ(response->status, rpmad::wire::FlushStatus::kOk);
+    EXPECT_EQ(response->request_id, 1u);
+
+    response = client->GpspmFlush(kRegionSize - 8, 16);
+    ASSERT_TRUE(response.has_value());
+    EXPECT_EQ(response->status, rpmad::wire::FlushStatus::kOutOfRange);
+    response = client->GpspmFlush(~uint64_t{0} - 4, 16);  // offset + length wraps
+    ASSERT_TRUE(response.has_value());
+    EXPECT_EQ(response->status, rpmad::wire::FlushStatus::kOutOfRange);
+
+    auto garbage = client->SendRaw(Pattern(rpmad::wire::kFlushRequestSize, 0x55));
+    ASSERT_TRUE(garbage.has_value());
+    auto decoded = rpmad::wire::DecodeFlushResponse(*garbage);
+    ASSERT_TRUE(decoded.has_value());
+    EXPECT_EQ(decoded->status, rpmad::wire::FlushStatus::kMalformed);
+
+    v1::Stats stats;
+    ASSERT_TRUE(rpmad->Daemon()->GetStats(Rpmad::Context().get(), {}, &stats).ok());
+    EXPECT_EQ(stats.flushes(), 1u);
+    EXPECT_EQ(stats.bytes_flushed(), bytes.size());
+    EXPECT_EQ(stats.flushes_rejected(), 3u);
+    EXPECT_EQ(stats.connections(), 1u);
+
+    // The persisted bytes are in the region's file.
+    client->Disconnect();
+    rpmad->process().Kill();
+    std::ifstream file(pool_dir_ + "/regions/log.pmem", std::ios::binary);
+    std::vector<char> head(bytes.size());
+    file.read(head.data(), static_cast<std::streamsize>(head.size()));
+    EXPECT_EQ(0, std::memcmp(head.data(), bytes.data(), bytes.size()));
+}
+
+TEST_F(RpmadTest, ConnectionsWithoutAValidTokenAreRejected) {
+    auto rpmad = StartRpmad(WithConfig("sessions:\n  token_ttl_seconds: 1\n"));
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("a", kRegionSize).ok());
+    rpma_conn_event event;
+
+    // Malformed private data: too short, wrong magic, wrong version, none.
+    const auto session = Open(*rpmad, "a");
+    const auto token = *rpmad::wire::DecodeToken(
+        std::as_bytes(std::span(session.token().data(), session.token().size())));
+    auto good = rpmad::wire::EncodeConnectRequest(token);
+    std::vector<std::byte> request(reinterpret_cast<std::byte *>(good.data()),
+                                   reinterpret_cast<std::byte *>(good.data()) + good.size());
+    std::vector<std::vector<std::byte>> malformed = {
+        std::vector<std::byte>(request.begin(), request.begin() + 16), Pattern(32, 1), request,
+        std::vector<std::byte>(1)};
+    malformed[2][4] = std::byte{99};
+    for (const auto &pdata : malformed) {
+        EXPECT_EQ(SessionClient::Connect(session, &event, pdata), nullptr);
+        EXPECT_EQ(event, RPMA_CONN_REJECTED);
+    }
+    // A wrong secret.
+    auto wrong = token;
+    wrong.secret[0] ^= 1;
+    auto encoded = rpmad::wire::EncodeConnectRequest(wrong);
+    EXPECT_EQ(SessionClient::Connect(
+                  session, &event,
+                  std::vector<std::byte>(reinterpret_cast<std::byte *>(encoded.data()),
+                                         reinterpret_cast<std::byte *>(encoded.data()) + 32)),
+              nullptr);
+    EXPECT_EQ(event, RPMA_CONN_REJECTED);
+
+    // The right token admits one connection, once.
+    auto client = Connect(session);
+    ASSERT_NE(client, nullptr);
+    EXPECT_EQ(SessionClient::Connect(session, &event), nullptr);
+    EXPECT_EQ(event, RPMA_CONN_REJECTED);
+
+    // An expired token: wait for the daemon to expire the pending session.
+    const auto late = Open(*rpmad, "a");
+    for (int i = 0; i < 100; ++i) {
+        v1::ListSessionsResponse list;
+        ASSERT_TRUE(rpmad->Sessions()->ListSessions(Rpmad::Context().get(), {}, &list).ok());
+        if (list.sessions_size() == 1)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(SessionClient::Connect(late, &event), nullptr);
+    EXPECT_EQ(event, RPMA_CONN_REJECTED);
+
+    v1::Stats stats;
+    ASSERT_TRUE(rpmad->Daemon()->GetStats(Rpmad::Context().get(), {}, &stats).ok());
+    EXPECT_EQ(stats.connections_rejected(), 7u);
+    EXPECT_EQ(stats.connections_accepted(), 1u);
+    // The daemon said why, naming no secret.
+    client.reset();
+    rpmad->process().Kill();
+    const std::string &log = rpmad->process().Stderr();
+    EXPECT_NE(log.find("wrong token for session " + session.session_id()), std::string::npos)
+        << log;
+    EXPECT_NE(log.find("was already used"), std::string::npos) << log;
+    EXPECT_NE(log.find("expired"), std::string::npos) << log;
+    EXPECT_NE(log.find("wrong magic"), std::string::npos) << log;
+}
+
+TEST_F(RpmadTest, ASessionCannotReachAnotherRegionEvenWithItsDescriptor) {
+    auto rpmad = StartRpmad();
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("a", kRegionSize).ok());
+    ASSERT_TRUE(rpmad->CreateRegion("b", kRegionSize).ok());
+    const auto b_bytes = Pattern(4096, 0xb0);
+    const auto b_session = Open(*rpmad, "b");
+    {
+        auto b = Connect(b_session);
+        ASSERT_NE(b, nullptr);
+        ASSERT_EQ(b->Write(0, b_bytes), IBV_WC_SUCCESS);
+    }
+    // A client of region a learns b's descriptor (here: from b's session).
+    auto b_memory = RemoteMemory::FromDescriptor(std::as_bytes(
+        std::span(b_session.region_descriptor().data(), b_session.region_descriptor().size())));
+    ASSERT_TRUE(b_memory.ok());
+    auto attacks = std::vector<std::function<ibv_wc_status(SessionClient &)>>{
+        [&](SessionClient &c) { return c.Write(0, Pattern(4096, 0xee), &*b_memory); },
+        [&](SessionClient &c) {
+            std::vector<std::byte> out;
+            return c.Read(0, 4096, &out, &*b_memory);
+        },
+        [&](SessionClient &c) { return c.Flush(0, 4096, RPMA_FLUSH_TYPE_PERSISTENT, &*b_memory); },
+    };
+    for (auto &attack : attacks) {
+        auto a = Connect(Open(*rpmad, "a"));
+        ASSERT_NE(a, nullptr);
+        EXPECT_NE(attack(*a), IBV_WC_SUCCESS);
+    }
+    // b is untouched.
+    auto b = Connect(Open(*rpmad, "b"));
+    ASSERT_NE(b, nullptr);
+    std::vector<std::byte> read;
+    ASSERT_EQ(b->Read(0, 4096, &read), IBV_WC_SUCCESS);
+    EXPECT_EQ(read, b_bytes);
+}
+
+TEST_F(RpmadTest, BadControlRequestsGetCanonicalCodesAndChangeNothing) {
+    auto rpmad = StartRpmad(WithConfig("limits:\n  max_region_size: 1MiB\n"));
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("kept", kRegionSize).ok());
+    const struct {
+        std::string name;
+        uint64_t size;
+        grpc::StatusCode code;
+    } creates[] = {
+        {"", 4096, grpc::StatusCode::INVALID_ARGUMENT},
+        {"../etc", 4096, grpc::StatusCode::INVALID_ARGUMENT},
+        {"a/b", 4096, grpc::StatusCode::INVALID_ARGUMENT},
+        {std::string(65, 'x'), 4096, grpc::StatusCode::INVALID_ARGUMENT},
+        {"zero", 0, grpc::StatusCode::INVALID_ARGUMENT},
+        {"unaligned", 4097, grpc::StatusCode::INVALID_ARGUMENT},
+        {"huge", 2 << 20, grpc::StatusCode::INVALID_ARGUMENT},
+        {"kept", 4096, grpc::StatusCode::ALREADY_EXISTS},
+    };
+    for (const auto &create : creates) {
+        const grpc::Status status = rpmad->CreateRegion(create.name, create.size);
+        EXPECT_EQ(status.error_code(), create.code)
+            << create.name << ": " << status.error_message();
+        EXPECT_FALSE(status.error_message().empty());
+    }
+    v1::Region region;
+    v1::GetRegionRequest get;
+    get.set_name("missing");
+    EXPECT_EQ(rpmad->Regions()->GetRegion(Rpmad::Context().get(), get, &region).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+    v1::OpenSessionResponse session;
+    EXPECT_EQ(rpmad->OpenSession("missing", &session).error_code(), grpc::StatusCode::NOT_FOUND);
+    EXPECT_EQ(rpmad->OpenSession("", &session).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+    v1::CloseSessionRequest close;
+    v1::CloseSessionResponse closed;
+    close.set_session_id("not-hex");
+    EXPECT_EQ(rpmad->Sessions()->CloseSession(Rpmad::Context().get(), close, &closed).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+    close.set_session_id("0123456789abcdef");
+    EXPECT_EQ(rpmad->Sessions()->CloseSession(Rpmad::Context().get(), close, &closed).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+
+    // Delete refuses a region with an open session, unless forced; the
+    // forced delete disconnects its client.
+    const auto open = Open(*rpmad, "kept");
+    auto client = Connect(open);
+    ASSERT_NE(client, nullptr);
+    v1::DeleteRegionRequest del;
+    v1::DeleteRegionResponse deleted;
+    del.set_name("kept");
+    EXPECT_EQ(rpmad->Regions()->DeleteRegion(Rpmad::Context().get(), del, &deleted).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+    ASSERT_TRUE(rpmad->Regions()
+                    ->GetRegion(
+                        Rpmad::Context().get(),
+                        [] {
+                            v1::GetRegionRequest r;
+                            r.set_name("kept");
+                            return r;
+                        }(),
+                        &region)
+                    .ok());
+    EXPECT_EQ(region.open_sessions(), 1u);
+    del.set_force(true);
+    ASSERT_TRUE(rpmad->Regions()->DeleteRegion(Rpmad::Context().get(), del, &deleted).ok());
+    EXPECT_EQ(deleted.closed_sessions(), 1u);
+    const rpma_conn_event event = client->WaitEvent(5000);
+    EXPECT_TRUE(event == RPMA_CONN_CLOSED || event == RPMA_CONN_LOST) << event;
+    EXPECT_FALSE(std::filesystem::exists(pool_dir_ + "/regions/kept.pmem"));
+
+    // The daemon still serves.
+    EXPECT_TRUE(rpmad->CreateRegion("after", 4096).ok());
+}
+
+TEST_F(RpmadTest, AdminCallsNeedTheAdminToken) {
+    auto rpmad = StartRpmad(WithConfig("control:\n  admin_token: s3cret-admin\n"));
+    ASSERT_NE(rpmad, nullptr);
+    EXPECT_EQ(rpmad->CreateRegion("r", 4096).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_EQ(rpmad->CreateRegion("r", 4096, nullptr, "wrong").error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+    ASSERT_TRUE(rpmad->CreateRegion("r", 4096, nullptr, "s3cret-admin").ok());
+    // Not admin calls: anyone may look and open sessions.
+    v1::OpenSessionResponse session;
+    ASSERT_TRUE(rpmad->OpenSession("r", &session).ok());
+    v1::CloseSessionRequest close;
+    v1::CloseSessionResponse closed;
+    close.set_session_id(session.session_id());
+    EXPECT_EQ(rpmad->Sessions()->CloseSession(Rpmad::Context().get(), close, &closed).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_TRUE(
+        rpmad->Sessions()->CloseSession(Rpmad::Context("s3cret-admin").get(), close, &closed).ok());
+    v1::DeleteRegionRequest del;
+    v1::DeleteRegionResponse deleted;
+    del.set_name("r");
+    EXPECT_EQ(rpmad->Regions()->DeleteRegion(Rpmad::Context().get(), del, &deleted).error_code(),
+              grpc::StatusCode::UNAUTHENTICATED);
+    // The config the daemon reports does not reveal the token.
+    v1::EffectiveConfig config;
+    ASSERT_TRUE(rpmad->Daemon()->GetConfig(Rpmad::Context().get(), {}, &config).ok());
+    EXPECT_EQ(config.yaml().find("s3cret-admin"), std::string::npos);
+    rpmad->process().Kill();
+    EXPECT_EQ(rpmad->process().Stderr().find("s3cret-admin"), std::string::npos);
+}
+
+TEST_F(RpmadTest, SigtermStopsGracefullyAndDisconnectsClients) {
+    auto rpmad = StartRpmad();
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("r", kRegionSize).ok());
+    auto client = Connect(Open(*rpmad, "r"));
+    ASSERT_NE(client, nullptr);
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
+    const rpma_conn_event event = client->WaitEvent(10000);
+    EXPECT_TRUE(event == RPMA_CONN_CLOSED || event == RPMA_CONN_LOST) << event;
+    client.reset();
+    const auto status = rpmad->process().Wait(std::chrono::seconds(10));
+    ASSERT_TRUE(status.has_value());
+    EXPECT_TRUE(status->Success()) << rpmad->process().Describe();
+    EXPECT_NE(rpmad->process().Stderr().find("stopped"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rpma::testing
