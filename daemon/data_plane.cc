@@ -27,9 +27,9 @@ int SetNonBlocking(int fd) {
 }
 
 // The address a connection request came from, for the log.
-std::string PeerAddress(rpma::ConnReq &request) {
-    (void)request;
-    return "?";
+std::string PeerAddress(const rpma::ConnReq &request) {
+    auto address = request.PeerAddress();
+    return address.ok() ? *address : "an unknown address";
 }
 
 Status FromRpma(const rpma::Error &error, StatusCode code = StatusCode::kInternal) {

@@ -8,6 +8,8 @@
 #ifndef RPMA_CORE_RPMA_EXT_H
 #define RPMA_CORE_RPMA_EXT_H 1
 
+#include <sys/socket.h>
+
 #include "librpma.h"
 
 #ifdef __cplusplus
@@ -56,6 +58,23 @@ extern "C" {
  *                     failed
  */
 int rpma_ext_conn_req_move_to_peer(struct rpma_conn_req *req, struct rpma_peer *peer);
+
+/*
+ * rpma_ext_conn_req_get_peer_addr -- the address a connection request came
+ * from (incoming) or goes to (outgoing).
+ *
+ * A server logs it, or decides by it, before it accepts or rejects the
+ * request. *addr receives a struct sockaddr_in or sockaddr_in6 (ss_family
+ * says which).
+ *
+ * Returns: 0 on success, a negative error code otherwise; *addr is untouched
+ * on failure.
+ * Errors:
+ *   RPMA_E_INVAL    - req or addr is NULL
+ *   RPMA_E_PROVIDER - the request has no peer address (errno ENOTCONN)
+ */
+int rpma_ext_conn_req_get_peer_addr(const struct rpma_conn_req *req,
+                                    struct sockaddr_storage *addr);
 
 #ifdef __cplusplus
 }

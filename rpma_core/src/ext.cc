@@ -1,6 +1,9 @@
 // rpma_ext_*: rpma_core's extensions of the librpma API (rpma_ext.h).
 #include "rpma_ext.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include "rpma_core/src/conn_req.h"
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/peer.h"
@@ -42,4 +45,19 @@ int rpma_ext_conn_req_move_to_peer(struct rpma_conn_req *req, struct rpma_peer *
     if (ret != 0 && rpma::CreateConnReqQp(*req, old_peer) != 0)
         RPMA_LOG_ERROR("the connection request lost its queue pair; delete it");
     return ret;
+}
+
+int rpma_ext_conn_req_get_peer_addr(const struct rpma_conn_req *req,
+                                    struct sockaddr_storage *addr) {
+    if (req == nullptr || addr == nullptr)
+        return RPMA_E_INVAL;
+    sockaddr_storage address;
+    const int err = req->id->PeerAddress(&address);
+    if (err != 0) {
+        RPMA_LOG_ERROR("the connection request has no peer address: %s", strerror(err));
+        errno = err;
+        return RPMA_E_PROVIDER;
+    }
+    *addr = address;
+    return 0;
 }

@@ -10,6 +10,8 @@ set -euo pipefail
 ours=$1
 debian=/usr/lib/x86_64-linux-gnu/librpma.so.0
 version=LIBRPMA_1.0
+# rpma_core's extensions (rpma_ext.h): their own node, rpma_ext_* only.
+ext_version=RPMA_CORE_EXT_1.0
 status=0
 fail() {
     echo "FAIL: $*"
@@ -39,8 +41,12 @@ while read -r section symbol_version name; do
         continue
     fi
     case "$name" in
-        "$version")
+        "$version" | "$ext_version")
             [ "$section" = '*ABS*' ] || fail "version node $name is not absolute ($section)"
+            ;;
+        rpma_ext_*)
+            [ "$symbol_version" = "$ext_version" ] ||
+                fail "$name has version '$symbol_version', expected $ext_version"
             ;;
         rpma_*)
             exported=$((exported + 1))
@@ -53,7 +59,7 @@ done < <(dynamic_symbols "$ours")
 [ "$exported" -gt 0 ] || fail "no rpma_* symbol found in objdump -T output"
 
 extra=$(comm -23 \
-    <(dynamic_symbols "$ours" | awk '$1 != "*UND*" && $3 ~ /^rpma_/ { print $3 }' | sort) \
+    <(dynamic_symbols "$ours" | awk '$1 != "*UND*" && $3 ~ /^rpma_/ && $3 !~ /^rpma_ext_/ { print $3 }' | sort) \
     <(dynamic_symbols "$debian" | awk '$1 != "*UND*" && $3 ~ /^rpma_/ { print $3 }' | sort))
 for name in $extra; do
     fail "$name is exported but Debian's librpma.so.0 has no such symbol"

@@ -2,6 +2,7 @@
 // region, each incoming request moved into the peer of the region it may
 // reach. The tests attack that isolation from the client with another
 // region's descriptor (its rkey and address).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -211,6 +212,22 @@ TEST_F(Isolation, NullArgumentsAndOutgoingRequestsAreInvalid) {
     EXPECT_EQ(rpma_ext_conn_req_move_to_peer(outgoing, nullptr), RPMA_E_INVAL);
     EXPECT_EQ(rpma_ext_conn_req_move_to_peer(nullptr, peer_b_), RPMA_E_INVAL);
     EXPECT_EQ(rpma_conn_req_delete(&outgoing), 0);
+}
+
+TEST_F(Isolation, AnIncomingRequestKnowsTheClientsAddress) {
+    rpma_conn_req *incoming = Incoming();
+    ASSERT_NE(incoming, nullptr);
+    sockaddr_storage address{};
+    ASSERT_EQ(rpma_ext_conn_req_get_peer_addr(incoming, &address), 0);
+    ASSERT_EQ(address.ss_family, AF_INET);
+    char host[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in &>(address).sin_addr, host, sizeof(host));
+    EXPECT_STREQ(host, TestAddr());
+    EXPECT_NE(reinterpret_cast<sockaddr_in &>(address).sin_port, 0);
+    EXPECT_EQ(rpma_ext_conn_req_get_peer_addr(incoming, nullptr), RPMA_E_INVAL);
+    EXPECT_EQ(rpma_ext_conn_req_get_peer_addr(nullptr, &address), RPMA_E_INVAL);
+    Accept(&incoming);
+    rpma_test::Disconnect(client_, server_);
 }
 
 TEST_F(Isolation, AConnectedRequestIsConsumedAndCannotMove) {

@@ -4,6 +4,9 @@
 #ifndef RPMA_CORE_INCLUDE_RPMA_CONN_REQ_HPP
 #define RPMA_CORE_INCLUDE_RPMA_CONN_REQ_HPP
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -58,6 +61,26 @@ class ConnReq {
     // queue pair is made again in peer's protection domain, so that the
     // connection reaches only memory registered with peer. peer must then
     // outlive the connection.
+    // Where the request came from, as "address:port" ("[v6]:port").
+    Result<std::string> PeerAddress() const {
+        sockaddr_storage address;
+        const auto returned = detail::Check(rpma_ext_conn_req_get_peer_addr(req_.get(), &address));
+        if (returned.code != 0)
+            return detail::Failure(returned, "rpma_ext_conn_req_get_peer_addr");
+        char host[INET6_ADDRSTRLEN] = "?";
+        uint16_t port = 0;
+        if (address.ss_family == AF_INET) {
+            const auto &in = reinterpret_cast<const sockaddr_in &>(address);
+            inet_ntop(AF_INET, &in.sin_addr, host, sizeof(host));
+            port = ntohs(in.sin_port);
+            return std::string(host) + ":" + std::to_string(port);
+        }
+        const auto &in6 = reinterpret_cast<const sockaddr_in6 &>(address);
+        inet_ntop(AF_INET6, &in6.sin6_addr, host, sizeof(host));
+        port = ntohs(in6.sin6_port);
+        return "[" + std::string(host) + "]:" + std::to_string(port);
+    }
+
     Result<void> MoveToPeer(Peer &peer) {
         return detail::Status(detail::Check(rpma_ext_conn_req_move_to_peer(req_.get(), peer.get())),
                               "rpma_ext_conn_req_move_to_peer");

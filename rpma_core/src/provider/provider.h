@@ -26,6 +26,7 @@
 #define RPMA_CORE_SRC_PROVIDER_PROVIDER_H
 
 #include <infiniband/verbs.h>
+#include <sys/socket.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -168,6 +169,9 @@ class CmId {
     // protection domain. Only before Connect/Accept: a connection in progress
     // or established loses its QP and is cut. No-op without a QP.
     virtual void DestroyQp() = 0;
+    // The other side's address (rdma_get_peer_addr; getpeername), for logs
+    // and access decisions. ENOTCONN when the id has no peer yet.
+    virtual int PeerAddress(sockaddr_storage *address) const = 0;
     // The peer's private data carried by a connection request (passive side).
     virtual const std::vector<uint8_t> &RequestPrivateData() const = 0;
     virtual int Connect(const void *private_data, uint8_t length, int timeout_ms) = 0;

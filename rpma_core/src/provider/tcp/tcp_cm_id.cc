@@ -70,6 +70,10 @@ void CmId::DestroyQp() {
     qp_.reset();
 }
 
+int CmId::PeerAddress(sockaddr_storage *address) const {
+    return connection_->PeerAddress(address);
+}
+
 const std::vector<uint8_t> &CmId::RequestPrivateData() const {
     return connection_->RequestPrivateData();
 }

@@ -36,6 +36,7 @@ class CmId final : public provider::CmId {
     // posted receives, detaching the CQs) and frees its number, exactly as
     // ~CmId does; a new QP may then be bound.
     void DestroyQp() override;
+    int PeerAddress(sockaddr_storage *address) const override;
     const std::vector<uint8_t> &RequestPrivateData() const override;
     int Connect(const void *private_data, uint8_t length, int timeout_ms) override;
     int Accept(const void *private_data, uint8_t length) override;

@@ -154,6 +154,9 @@ void Connection::Quiesce() {
 
 int Connection::AttachSocket(UniqueFd socket) {
     socket_ = std::move(socket);
+    socklen_t length = sizeof(peer_address_);
+    if (getpeername(socket_.Get(), reinterpret_cast<sockaddr *>(&peer_address_), &length) != 0)
+        peer_address_.ss_family = AF_UNSPEC;
     socket_blocking_ = false;
     write_shut_down_ = false;
     interest_ = WantedEvents();

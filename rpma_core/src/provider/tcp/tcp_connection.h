@@ -130,6 +130,13 @@ class Connection final : public EventHandler,
     // the connection (the peer then sees it vanish).
     void Abandon();
     const std::vector<uint8_t> &RequestPrivateData() const { return request_private_data_; }
+    // Where the socket leads, as it was when attached.
+    int PeerAddress(sockaddr_storage *address) const {
+        if (peer_address_.ss_family == AF_UNSPEC)
+            return ENOTCONN;
+        *address = peer_address_;
+        return 0;
+    }
     int EventFd() const { return events_.Fd(); }
     int NextEvent(CmEvent *event) { return events_.Pop(event); }
 
@@ -374,6 +381,7 @@ class Connection final : public EventHandler,
     size_t next_address_ = 0;
     std::vector<uint8_t> connect_private_data_;
     std::vector<uint8_t> request_private_data_;
+    sockaddr_storage peer_address_{};  // AF_UNSPEC until a socket is attached
     std::weak_ptr<RequestQueue> requests_;
     bool request_failed_ = false;
     uint32_t peer_send_queue_depth_ = 0;

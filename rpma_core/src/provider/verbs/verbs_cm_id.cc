@@ -119,4 +119,17 @@ int CmId::NextEvent(CmEvent *event) {
     return 0;  // `got` is acknowledged here, after its private data was copied
 }
 
+int CmId::PeerAddress(sockaddr_storage *address) const {
+    const sockaddr *peer = rdma_get_peer_addr(id_.get());
+    const size_t length = peer == nullptr               ? 0
+                          : peer->sa_family == AF_INET  ? sizeof(sockaddr_in)
+                          : peer->sa_family == AF_INET6 ? sizeof(sockaddr_in6)
+                                                        : 0;
+    if (length == 0)
+        return ENOTCONN;
+    *address = sockaddr_storage{};
+    std::memcpy(address, peer, length);
+    return 0;
+}
+
 }  // namespace rpma::provider::verbs

@@ -28,6 +28,7 @@ class CmId final : public provider::CmId {
     provider::QueuePair *Qp() const override { return qp_.get(); }
     // ~QueuePair calls rdma_destroy_qp and frees the APM buffer after it.
     void DestroyQp() override { qp_.reset(); }
+    int PeerAddress(sockaddr_storage *address) const override;
     const std::vector<uint8_t> &RequestPrivateData() const override {
         return request_private_data_;
     }
