@@ -17,6 +17,9 @@ packages=(
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev libsystemd-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox
+  # the service and its manual pages: systemd-analyze verify/security, man
+  # --warnings, /bin/kill (ExecReload), setpriv (runs rpmad as a user)
+  systemd man-db groff-base procps util-linux
   # Soft-RoCE VM tier
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils zstd
 )
