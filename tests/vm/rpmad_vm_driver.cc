@@ -1,0 +1,200 @@
+// rpmad on real verbs, across two VMs. In VM 1, `serve` runs rpmad (verbs
+// provider) and takes it through a SIGKILL and a restart when the client
+// says so; in VM 2, `client` drives it over the control plane and writes
+// through a session on Soft-RoCE. They speak through region names:
+//
+//   client: create "data", write + flush (GPSPM or APM, as the session says),
+//           read back, attack another region with its descriptor,
+//           create "phase1-done"
+//   serve:  SIGKILL rpmad, start it again, create "restarted"
+//   client: read "data" back through a new session, create "done"
+//   serve:  SIGTERM rpmad; it must exit 0
+//
+//   rpmad_vm_driver serve RPMAD ADDR DATA_PORT
+//   rpmad_vm_driver client ADDR
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "tests/integration/process.h"
+#include "tests/integration/rpmad_harness.h"
+
+namespace rpma::testing {
+namespace {
+
+constexpr int kControlPort = 7300;
+constexpr auto kPhaseTimeout = std::chrono::seconds(180);
+constexpr uint64_t kRegionSize = 1 << 20;
+
+int Fail(const std::string &what) {
+    std::fprintf(stderr, "rpmad_vm_driver: FAIL: %s\n", what.c_str());
+    return 1;
+}
+
+std::unique_ptr<v1::RegionService::Stub> Regions(const std::string &control) {
+    return v1::RegionService::NewStub(
+        grpc::CreateChannel(control, grpc::InsecureChannelCredentials()));
+}
+
+bool HasRegion(v1::RegionService::Stub &regions, const std::string &name) {
+    v1::GetRegionRequest request;
+    request.set_name(name);
+    v1::Region region;
+    auto context = Rpmad::Context();
+    context->set_wait_for_ready(true);
+    return regions.GetRegion(context.get(), request, &region).ok();
+}
+
+// Waits for the other VM's signal: a region of that name. Each GetRegion
+// waits up to its deadline for the daemon, so the loop is bounded by count.
+bool AwaitRegion(const std::string &control, const std::string &name) {
+    auto regions = Regions(control);
+    const auto deadline = std::chrono::steady_clock::now() + kPhaseTimeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (HasRegion(*regions, name))
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+}
+
+bool CreateRegion(const std::string &control, const std::string &name, uint64_t size) {
+    v1::CreateRegionRequest request;
+    request.set_name(name);
+    request.set_size(size);
+    v1::Region region;
+    auto context = Rpmad::Context();
+    context->set_wait_for_ready(true);
+    const grpc::Status status = Regions(control)->CreateRegion(context.get(), request, &region);
+    if (!status.ok())
+        std::fprintf(stderr, "CreateRegion(%s): %s\n", name.c_str(),
+                     status.error_message().c_str());
+    return status.ok();
+}
+
+std::unique_ptr<Process> StartRpmad(const std::string &rpmad, const std::string &addr,
+                                    const std::string &data_port) {
+    std::string error;
+    auto process = Process::Start(
+        {rpmad, "--provider", "verbs", "--pool-dir", "/tmp/rpmad-pool", "--listen",
+         addr + ":" + std::to_string(kControlPort), "--data-listen", addr + ":" + data_port},
+        {}, &error);
+    if (process == nullptr) {
+        std::fprintf(stderr, "starting rpmad: %s\n", error.c_str());
+        return nullptr;
+    }
+    std::string line;
+    while (line.rfind("rpmad: ready:", 0) != 0)
+        if (!process->ReadLine(&line, std::chrono::seconds(60))) {
+            process->Wait(std::chrono::seconds(5));
+            std::fprintf(stderr, "rpmad did not start: %s\n", process->Describe().c_str());
+            return nullptr;
+        }
+    std::printf("%s\n", line.c_str());
+    return process;
+}
+
+int Serve(const std::string &rpmad_path, const std::string &addr, const std::string &data_port) {
+    const std::string control = addr + ":" + std::to_string(kControlPort);
+    auto rpmad = StartRpmad(rpmad_path, addr, data_port);
+    if (rpmad == nullptr)
+        return Fail("rpmad did not start on verbs");
+    if (!AwaitRegion(control, "phase1-done"))
+        return Fail("the client did not finish phase 1:\n" + rpmad->Describe());
+    rpmad->Kill();
+    std::printf("rpmad killed with SIGKILL; starting it again\n");
+    rpmad = StartRpmad(rpmad_path, addr, data_port);
+    if (rpmad == nullptr)
+        return Fail("rpmad did not start again");
+    if (!CreateRegion(control, "restarted", 4096))
+        return Fail("cannot signal the restart");
+    if (!AwaitRegion(control, "done"))
+        return Fail("the client did not finish phase 2:\n" + rpmad->Describe());
+    kill(rpmad->pid(), SIGTERM);
+    const auto status = rpmad->Wait(std::chrono::seconds(30));
+    if (!status || !status->Success())
+        return Fail("rpmad did not stop cleanly on SIGTERM:\n" + rpmad->Describe());
+    if (rpmad->Stderr().find("verbs provider") == std::string::npos)
+        return Fail("rpmad did not serve on verbs:\n" + rpmad->Describe());
+    std::printf("rpmad_vm_driver serve: OK\n");
+    return 0;
+}
+
+// Makes the written range durable the way the session says.
+bool Persist(SessionClient &client, const v1::OpenSessionResponse &session, size_t length) {
+    if (session.persistence() == v1::PERSISTENCE_APM)
+        return client.Flush(0, length) == IBV_WC_SUCCESS;
+    auto response = client.GpspmFlush(0, length);
+    return response && response->status == rpmad::wire::FlushStatus::kOk;
+}
+
+int Client(const std::string &addr) {
+    const std::string control = addr + ":" + std::to_string(kControlPort);
+    if (!CreateRegion(control, "data", kRegionSize) || !CreateRegion(control, "other", kRegionSize))
+        return Fail("creating regions");
+    auto channel = grpc::CreateChannel(control, grpc::InsecureChannelCredentials());
+    auto sessions = v1::SessionService::NewStub(channel);
+    auto open = [&](const std::string &region, v1::OpenSessionResponse *session) {
+        v1::OpenSessionRequest request;
+        request.set_region(region);
+        return sessions->OpenSession(Rpmad::Context().get(), request, session).ok();
+    };
+    v1::OpenSessionResponse session, other;
+    if (!open("data", &session) || !open("other", &other))
+        return Fail("opening sessions");
+    std::printf("session on verbs: persistence %s\n",
+                v1::Persistence_Name(session.persistence()).c_str());
+    const auto bytes = Pattern(64 << 10, 0x5a);
+    {
+        rpma_conn_event event;
+        auto client = SessionClient::Connect(session, &event);
+        if (client == nullptr)
+            return Fail(std::string("connecting: ") + rpma_utils_conn_event_2str(event));
+        if (client->Write(0, bytes) != IBV_WC_SUCCESS || !Persist(*client, session, bytes.size()))
+            return Fail("write + persist");
+        std::vector<std::byte> read;
+        if (client->Read(0, bytes.size(), &read) != IBV_WC_SUCCESS || read != bytes)
+            return Fail("read back");
+        // Region "other" through this session's connection: refused.
+        auto other_memory = RemoteMemory::FromDescriptor(std::as_bytes(
+            std::span(other.region_descriptor().data(), other.region_descriptor().size())));
+        if (!other_memory.ok())
+            return Fail("decoding the other region's descriptor");
+        if (client->Write(0, Pattern(4096, 1), &*other_memory) == IBV_WC_SUCCESS)
+            return Fail("a session wrote into another region");
+    }
+    if (!CreateRegion(control, "phase1-done", 4096))
+        return Fail("signalling phase 1");
+    if (!AwaitRegion(control, "restarted"))
+        return Fail("rpmad did not come back");
+    v1::OpenSessionResponse again;
+    if (!open("data", &again))
+        return Fail("opening a session after the restart");
+    rpma_conn_event event;
+    auto client = SessionClient::Connect(again, &event);
+    std::vector<std::byte> read;
+    if (client == nullptr || client->Read(0, bytes.size(), &read) != IBV_WC_SUCCESS ||
+        read != bytes)
+        return Fail("the bytes did not survive SIGKILL and restart");
+    client.reset();
+    if (!CreateRegion(control, "done", 4096))
+        return Fail("signalling the end");
+    std::printf("rpmad_vm_driver client: OK\n");
+    return 0;
+}
+
+}  // namespace
+}  // namespace rpma::testing
+
+int main(int argc, char **argv) {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "serve" && argc == 5)
+        return rpma::testing::Serve(argv[2], argv[3], argv[4]);
+    if (mode == "client" && argc == 3)
+        return rpma::testing::Client(argv[2]);
+    std::fprintf(stderr, "usage: rpmad_vm_driver serve RPMAD ADDR DATA_PORT | client ADDR\n");
+    return 2;
+}
