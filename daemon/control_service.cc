@@ -63,6 +63,12 @@ bool TokensEqual(std::string_view a, std::string_view b) {
     return diff == 0;
 }
 
+// One debug line per call that changes something, for operators tracing a
+// client (rpmad --log-level debug).
+void Trace(grpc::ServerContext *context, const char *call, const std::string &what) {
+    Log().debug("control plane: {}({}) from {}", call, what, context->peer());
+}
+
 // The admin token, when the daemon has one, as "authorization: Bearer <token>".
 grpc::Status CheckAdmin(const Daemon &daemon, grpc::ServerContext *context, const char *call) {
     const std::string &expected = daemon.config().admin_token;
@@ -91,6 +97,7 @@ class RegionService final : public v1::RegionService::Service {
 
     grpc::Status CreateRegion(grpc::ServerContext *context, const v1::CreateRegionRequest *request,
                               v1::Region *response) override {
+        Trace(context, "CreateRegion", request->name());
         if (auto allowed = CheckAdmin(daemon_, context, "CreateRegion"); !allowed.ok())
             return allowed;
         auto view = daemon_.CreateRegion(request->name(), request->size());
@@ -118,6 +125,7 @@ class RegionService final : public v1::RegionService::Service {
 
     grpc::Status DeleteRegion(grpc::ServerContext *context, const v1::DeleteRegionRequest *request,
                               v1::DeleteRegionResponse *response) override {
+        Trace(context, "DeleteRegion", request->name());
         if (auto allowed = CheckAdmin(daemon_, context, "DeleteRegion"); !allowed.ok())
             return allowed;
         auto closed = daemon_.DeleteRegion(request->name(), request->force());
@@ -135,8 +143,9 @@ class SessionService final : public v1::SessionService::Service {
   public:
     explicit SessionService(Daemon &daemon) : daemon_(daemon) {}
 
-    grpc::Status OpenSession(grpc::ServerContext *, const v1::OpenSessionRequest *request,
+    grpc::Status OpenSession(grpc::ServerContext *context, const v1::OpenSessionRequest *request,
                              v1::OpenSessionResponse *response) override {
+        Trace(context, "OpenSession", request->region());
         auto offer = daemon_.OpenSession(request->region());
         if (!offer.ok())
             return ToGrpc(offer.status());
@@ -157,6 +166,7 @@ class SessionService final : public v1::SessionService::Service {
 
     grpc::Status CloseSession(grpc::ServerContext *context, const v1::CloseSessionRequest *request,
                               v1::CloseSessionResponse *) override {
+        Trace(context, "CloseSession", request->session_id());
         if (auto allowed = CheckAdmin(daemon_, context, "CloseSession"); !allowed.ok())
             return allowed;
         return ToGrpc(daemon_.CloseSession(request->session_id()));

@@ -42,6 +42,8 @@ void Reload(int argc, const char *const *argv) {
         Log().error("reload: {}", set.message());
     } else {
         Log().info("reload: log level {}", again.config.log_level);
+        // Scripts and tests wait for this line, as for the ready line.
+        std::cout << "rpmad: reloaded: log level " << again.config.log_level << std::endl;
     }
     sd_notify(0, "READY=1\nSTATUS=Serving");
 }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace rpma::testing {
@@ -45,13 +46,15 @@ std::unique_ptr<Rpmad> Rpmad::Start(const RpmadOptions &options, std::string *er
                                      "127.0.0.1:" + std::to_string(data_port),
                                      "--provider",
                                      "tcp"};
+    std::string config_path;
     if (!options.config_yaml.empty()) {
-        const std::string path = TempPath("rpmad.yaml");
-        std::ofstream(path) << options.config_yaml;
-        argv.insert(argv.begin() + 1, {"--config", path});
+        config_path = TempPath("rpmad.yaml");
+        std::ofstream(config_path) << options.config_yaml;
+        argv.insert(argv.begin() + 1, {"--config", config_path});
     }
     argv.insert(argv.end(), options.args.begin(), options.args.end());
     std::unique_ptr<Rpmad> rpmad(new Rpmad());
+    rpmad->config_path_ = config_path;
     rpmad->process_ = Process::Start(argv, options.env, error);
     if (rpmad->process_ == nullptr)
         return nullptr;
@@ -265,6 +268,45 @@ std::optional<rpmad::wire::FlushResponse> SessionClient::GpspmFlush(uint64_t off
     if (!answer)
         return std::nullopt;
     return rpmad::wire::DecodeFlushResponse(*answer);
+}
+
+}  // namespace rpma::testing
+
+namespace rpma::testing {
+
+std::shared_ptr<grpc::Channel> Rpmad::ChannelWith(
+    const std::shared_ptr<grpc::ChannelCredentials> &credentials) const {
+    return grpc::CreateChannel(control_, credentials);
+}
+
+bool SessionClient::PostRead(uint64_t offset, size_t length) {
+    if (length > kDataSize)
+        return false;
+    return conn_->Read(*buffer_mr_, 0, *region_, offset, length, RPMA_F_COMPLETION_ALWAYS, nullptr)
+        .ok();
+}
+
+int OpenFdCount(pid_t pid) {
+    std::error_code error;
+    std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", error);
+    if (error)
+        return -1;
+    int count = 0;
+    for (; it != std::filesystem::directory_iterator(); it.increment(error)) {
+        if (error)
+            return -1;
+        ++count;
+    }
+    return count;
+}
+
+long ResidentKiB(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmRSS:", 0) == 0)
+            return std::stol(line.substr(6));
+    return -1;
 }
 
 }  // namespace rpma::testing

@@ -38,6 +38,8 @@ class Rpmad {
     const std::string &control() const { return control_; }
     int data_port() const { return data_port_; }
     std::shared_ptr<grpc::Channel> channel() const { return channel_; }
+    // The --config file written from RpmadOptions::config_yaml ("" if none).
+    const std::string &config_path() const { return config_path_; }
 
     std::unique_ptr<v1::RegionService::Stub> Regions() const;
     std::unique_ptr<v1::SessionService::Stub> Sessions() const;
@@ -51,10 +53,15 @@ class Rpmad {
                               const std::string &admin_token = "") const;
     grpc::Status OpenSession(const std::string &region, v1::OpenSessionResponse *out) const;
 
+    // A new channel to the control plane with other credentials (TLS).
+    std::shared_ptr<grpc::Channel> ChannelWith(
+        const std::shared_ptr<grpc::ChannelCredentials> &credentials) const;
+
   private:
     std::unique_ptr<Process> process_;
     std::string control_;
     int data_port_ = 0;
+    std::string config_path_;
     std::shared_ptr<grpc::Channel> channel_;
 };
 
@@ -91,6 +98,10 @@ class SessionClient {
     // The next connection event within `timeout_ms` (RPMA_CONN_UNDEFINED if none).
     rpma_conn_event WaitEvent(int timeout_ms);
 
+    // Posts a read of `length` bytes (at most 1 MiB) at `offset` and does
+    // not wait for it: a client that asks and then stops collecting.
+    bool PostRead(uint64_t offset, size_t length);
+
   private:
     SessionClient() = default;
     ibv_wc_status Complete();
@@ -107,6 +118,11 @@ class SessionClient {
 
 // bytes[i] = seed + i, as std::byte.
 std::vector<std::byte> Pattern(size_t size, uint8_t seed);
+
+// What a process holds, from /proc: its open file descriptors (entries of
+// /proc/PID/fd) and its resident set (VmRSS, KiB); -1 when unreadable.
+int OpenFdCount(pid_t pid);
+long ResidentKiB(pid_t pid);
 
 }  // namespace rpma::testing
 

@@ -347,6 +347,29 @@ TEST_F(RpmadTest, AdminCallsNeedTheAdminToken) {
     EXPECT_EQ(rpmad->process().Stderr().find("s3cret-admin"), std::string::npos);
 }
 
+TEST_F(RpmadTest, SighupReloadsTheLogLevelFromTheConfigFile) {
+    auto rpmad = StartRpmad(WithConfig("logging:\n  level: info\n"));
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("quiet", 4096).ok());
+    std::ofstream(rpmad->config_path()) << "logging:\n  level: debug\n";
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGHUP), 0);
+    ASSERT_TRUE(
+        rpmad->process().WaitForLine("rpmad: reloaded: log level debug", std::chrono::seconds(10)))
+        << rpmad->process().Describe();
+    ASSERT_TRUE(rpmad->CreateRegion("traced", 4096).ok());
+    // A bad file changes nothing, and the daemon keeps serving.
+    std::ofstream(rpmad->config_path()) << "logging:\n  levle: warn\n";
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGHUP), 0);
+    ASSERT_TRUE(rpmad->CreateRegion("still", 4096).ok());
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
+    ASSERT_TRUE(rpmad->process().Wait(std::chrono::seconds(10)).has_value());
+    const std::string &log = rpmad->process().Stderr();
+    EXPECT_EQ(log.find("CreateRegion(quiet)"), std::string::npos) << log;
+    EXPECT_NE(log.find("CreateRegion(traced)"), std::string::npos) << log;
+    EXPECT_NE(log.find("reload: the configuration is not valid"), std::string::npos) << log;
+    EXPECT_NE(log.find("CreateRegion(still)"), std::string::npos) << log;
+}
+
 TEST_F(RpmadTest, SigtermStopsGracefullyAndDisconnectsClients) {
     auto rpmad = StartRpmad();
     ASSERT_NE(rpmad, nullptr);
