@@ -12,8 +12,11 @@ namespace {
 
 constexpr size_t kDataSize = 1 << 20;
 constexpr size_t kSendOffset = kDataSize;
-constexpr size_t kRecvOffset = kDataSize + 64;
-constexpr size_t kBufferSize = kDataSize + 128;
+// Message slots: kMaxFlushesInFlight requests, then as many responses.
+constexpr size_t kRecvOffset =
+    kSendOffset + rpmad::wire::kMaxFlushesInFlight * rpmad::wire::kFlushRequestSize;
+constexpr size_t kBufferSize =
+    kRecvOffset + rpmad::wire::kMaxFlushesInFlight * rpmad::wire::kFlushResponseSize;
 constexpr auto kStartTimeout = std::chrono::seconds(20);
 
 bool WaitReadable(int fd, int timeout_ms) {
@@ -124,7 +127,13 @@ std::unique_ptr<SessionClient> SessionClient::Connect(
     if (!mr.ok())
         return nullptr;
     client->buffer_mr_.emplace(std::move(*mr));
-    auto request = ConnReq::New(*client->peer_, session.data_address(), session.data_port());
+    // Queues for kMaxFlushesInFlight requests and their answers at once.
+    auto cfg = ConnCfg::New();
+    if (!cfg.ok() || !cfg->SetSqSize(2 * rpmad::wire::kMaxFlushesInFlight).ok() ||
+        !cfg->SetRqSize(rpmad::wire::kMaxFlushesInFlight).ok() ||
+        !cfg->SetCqSize(4 * rpmad::wire::kMaxFlushesInFlight).ok())
+        return nullptr;
+    auto request = ConnReq::New(*client->peer_, session.data_address(), session.data_port(), &*cfg);
     if (!request.ok())
         return nullptr;
     // A GPSPM answer can come back only into a posted receive.
@@ -307,6 +316,61 @@ long ResidentKiB(pid_t pid) {
         if (line.rfind("VmRSS:", 0) == 0)
             return std::stol(line.substr(6));
     return -1;
+}
+
+std::optional<std::vector<rpmad::wire::FlushResponse>> SessionClient::GpspmFlushBatch(
+    const std::vector<std::pair<uint64_t, uint64_t>> &ranges) {
+    namespace wire = rpmad::wire;
+    const size_t n = ranges.size();
+    if (n == 0 || n > wire::kMaxFlushesInFlight)
+        return std::nullopt;
+    // One receive is always posted (slot 0); the others join it now.
+    for (size_t slot = 1; slot < n; ++slot)
+        if (!conn_
+                 ->Recv(*buffer_mr_, kRecvOffset + slot * wire::kFlushResponseSize,
+                        wire::kFlushResponseSize, nullptr)
+                 .ok())
+            return std::nullopt;
+    for (size_t i = 0; i < n; ++i) {
+        const size_t offset = kSendOffset + i * wire::kFlushRequestSize;
+        wire::EncodeFlushRequest({next_request_id_++, ranges[i].first, ranges[i].second},
+                                 std::span<std::byte, wire::kFlushRequestSize>(
+                                     buffer_.data() + offset, wire::kFlushRequestSize));
+        if (!conn_
+                 ->Send(*buffer_mr_, offset, wire::kFlushRequestSize, RPMA_F_COMPLETION_ALWAYS,
+                        nullptr)
+                 .ok())
+            return std::nullopt;
+    }
+    // Receives complete in the order they were posted: slot by slot.
+    CompletionQueue cq = conn_->Cq();
+    size_t received = 0;
+    for (size_t seen = 0; seen < 2 * n;) {
+        if (!cq.Wait().ok())
+            return std::nullopt;
+        ibv_wc wc[2 * wire::kMaxFlushesInFlight];
+        auto count = cq.Poll(std::span(wc, 2 * n - seen));
+        if (!count.ok())
+            return std::nullopt;
+        for (int i = 0; i < *count; ++i, ++seen) {
+            if (wc[i].status != IBV_WC_SUCCESS)
+                return std::nullopt;
+            received += wc[i].opcode == IBV_WC_RECV;
+        }
+    }
+    std::vector<wire::FlushResponse> responses;
+    for (size_t slot = 0; slot < received; ++slot) {
+        auto response = wire::DecodeFlushResponse(
+            std::span(buffer_.data() + kRecvOffset + slot * wire::kFlushResponseSize,
+                      wire::kFlushResponseSize));
+        if (!response)
+            return std::nullopt;
+        responses.push_back(*response);
+    }
+    if (received != n ||
+        !conn_->Recv(*buffer_mr_, kRecvOffset, wire::kFlushResponseSize, nullptr).ok())
+        return std::nullopt;
+    return responses;
 }
 
 }  // namespace rpma::testing

@@ -90,6 +90,10 @@ class SessionClient {
                         RemoteMemory *target = nullptr);
     // GPSPM: a flush request message and its response.
     std::optional<rpmad::wire::FlushResponse> GpspmFlush(uint64_t offset, uint64_t length);
+    // GPSPM: flush requests for (offset, length) ranges, all in flight at
+    // once (at most kMaxFlushesInFlight), and their responses in order.
+    std::optional<std::vector<rpmad::wire::FlushResponse>> GpspmFlushBatch(
+        const std::vector<std::pair<uint64_t, uint64_t>> &ranges);
     // Sends raw bytes as a message and waits for the answer, if any.
     std::optional<std::vector<std::byte>> SendRaw(const std::vector<std::byte> &bytes);
 

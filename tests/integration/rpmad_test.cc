@@ -119,6 +119,20 @@ TEST_F(RpmadTest, GpspmFlushRequestsPersistAndRefuseRangesOutsideTheRegion) {
     ASSERT_TRUE(response.has_value());
     EXPECT_EQ(response->status, rpmad::wire::FlushStatus::kOutOfRange);
 
+    // Many requests in flight at once: each answered, in order.
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    for (uint64_t i = 0; i < rpmad::wire::kMaxFlushesInFlight; ++i)
+        ranges.emplace_back(i * 4096, 4096);
+    for (int round = 0; round < 3; ++round) {
+        auto responses = client->GpspmFlushBatch(ranges);
+        ASSERT_TRUE(responses.has_value());
+        ASSERT_EQ(responses->size(), ranges.size());
+        for (size_t i = 0; i < responses->size(); ++i) {
+            EXPECT_EQ((*responses)[i].status, rpmad::wire::FlushStatus::kOk);
+            EXPECT_EQ((*responses)[i].request_id, 4 + round * ranges.size() + i);
+        }
+    }
+
     auto garbage = client->SendRaw(Pattern(rpmad::wire::kFlushRequestSize, 0x55));
     ASSERT_TRUE(garbage.has_value());
     auto decoded = rpmad::wire::DecodeFlushResponse(*garbage);
@@ -127,8 +141,8 @@ TEST_F(RpmadTest, GpspmFlushRequestsPersistAndRefuseRangesOutsideTheRegion) {
 
     v1::Stats stats;
     ASSERT_TRUE(rpmad->Daemon()->GetStats(Rpmad::Context().get(), {}, &stats).ok());
-    EXPECT_EQ(stats.flushes(), 1u);
-    EXPECT_EQ(stats.bytes_flushed(), bytes.size());
+    EXPECT_EQ(stats.flushes(), 1u + 3 * rpmad::wire::kMaxFlushesInFlight);
+    EXPECT_EQ(stats.bytes_flushed(), bytes.size() + 3 * rpmad::wire::kMaxFlushesInFlight * 4096);
     EXPECT_EQ(stats.flushes_rejected(), 3u);
     EXPECT_EQ(stats.connections(), 1u);
 
