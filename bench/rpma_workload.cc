@@ -1,6 +1,8 @@
 // The workloads over the librpma API (whichever provider RPMA_PROVIDER picks;
 // the tcp provider on hosts without an RNIC).
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +54,33 @@ void *MapRegion(size_t size) {
     return p;
 }
 
+// A file of `size` bytes, its blocks allocated and synced, mapped shared.
+void *MapRegionFile(const std::string &path, size_t size) {
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 || posix_fallocate(fd, 0, static_cast<off_t>(size)) != 0 || fsync(fd) != 0) {
+        perror(path.c_str());
+        exit(1);
+    }
+    void *p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        perror("mmap");
+        exit(1);
+    }
+    close(fd);
+    return p;
+}
+
+// The private data of RunRpmaServer's acceptance: the region's descriptor,
+// then the peer configuration's.
+bool ReadBareAccept(const char *bytes, size_t length, std::string *region_descriptor,
+                    std::string *peer_cfg_descriptor) {
+    if (length < kPrivateDataSize)
+        return false;
+    region_descriptor->assign(bytes, kMrDescriptorSize);
+    peer_cfg_descriptor->assign(bytes + kMrDescriptorSize, 1);
+    return true;
+}
+
 // Blocks until one completion arrives on cq and checks it succeeded;
 // busy_poll spins on the CQ instead of sleeping on its channel.
 ibv_wc WaitOne(rpma_cq *cq, bool busy_poll = false) {
@@ -74,7 +103,8 @@ ibv_wc WaitOne(rpma_cq *cq, bool busy_poll = false) {
 
 class RpmaClient : public Client {
   public:
-    RpmaClient(const std::string &addr, const std::string &port, bool busy_poll)
+    RpmaClient(const std::string &addr, const std::string &port, bool busy_poll,
+               const RpmaAdmission &admission)
         : busy_poll_(busy_poll) {
         peer_ = NewPeer(addr, RPMA_UTIL_IBV_CONTEXT_REMOTE);
         buffer_ = MapRegion(kRegionSize);
@@ -89,21 +119,29 @@ class RpmaClient : public Client {
         Check(rpma_conn_cfg_set_cq_size(cfg, 256), "rpma_conn_cfg_set_cq_size");
         rpma_conn_req *req = nullptr;
         Check(rpma_conn_req_new(peer_, addr.c_str(), port.c_str(), cfg, &req), "rpma_conn_req_new");
-        Check(rpma_conn_req_connect(&req, nullptr, &conn_), "rpma_conn_req_connect");
+        std::string request_data = admission.request_private_data;
+        rpma_conn_private_data request_pdata{request_data.data(),
+                                             static_cast<uint8_t>(request_data.size())};
+        Check(rpma_conn_req_connect(&req, request_data.empty() ? nullptr : &request_pdata, &conn_),
+              "rpma_conn_req_connect");
         Check(rpma_conn_cfg_delete(&cfg), "rpma_conn_cfg_delete");
         ExpectEvent(conn_, RPMA_CONN_ESTABLISHED);
 
         rpma_conn_private_data pdata;
         Check(rpma_conn_get_private_data(conn_, &pdata), "rpma_conn_get_private_data");
-        if (pdata.len < kPrivateDataSize) {
-            fprintf(stderr, "rpma bench: server sent %u bytes of private data\n", pdata.len);
+        std::string region_descriptor, peer_cfg_descriptor;
+        if (!admission.read_accept(static_cast<const char *>(pdata.ptr), pdata.len,
+                                   &region_descriptor, &peer_cfg_descriptor)) {
+            fprintf(stderr, "rpma bench: cannot read the server's %u bytes of private data\n",
+                    pdata.len);
             exit(1);
         }
-        auto *bytes = static_cast<const char *>(pdata.ptr);
-        Check(rpma_mr_remote_from_descriptor(bytes, kMrDescriptorSize, &remote_),
+        Check(rpma_mr_remote_from_descriptor(region_descriptor.data(), region_descriptor.size(),
+                                             &remote_),
               "rpma_mr_remote_from_descriptor");
         rpma_peer_cfg *pcfg = nullptr;
-        Check(rpma_peer_cfg_from_descriptor(bytes + kMrDescriptorSize, 1, &pcfg),
+        Check(rpma_peer_cfg_from_descriptor(peer_cfg_descriptor.data(), peer_cfg_descriptor.size(),
+                                            &pcfg),
               "rpma_peer_cfg_from_descriptor");
         Check(rpma_conn_apply_remote_peer_cfg(conn_, pcfg), "rpma_conn_apply_remote_peer_cfg");
         Check(rpma_peer_cfg_delete(&pcfg), "rpma_peer_cfg_delete");
@@ -266,9 +304,11 @@ void ServeOne(rpma_ep *ep, rpma_mr_local *messages, const char *pdata_bytes) {
 
 }  // namespace
 
-void RunRpmaServer(const std::string &addr, const std::string &port, int ready_fd) {
+void RunRpmaServer(const std::string &addr, const std::string &port, int ready_fd,
+                   const std::string &region_file) {
     rpma_peer *peer = NewPeer(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL);
-    void *region_memory = MapRegion(kRegionSize);
+    void *region_memory =
+        region_file.empty() ? MapRegion(kRegionSize) : MapRegionFile(region_file, kRegionSize);
     void *message_memory = MapRegion(kMaxPayload);
     rpma_mr_local *region = nullptr, *messages = nullptr;
     Check(rpma_mr_reg(peer, region_memory, kRegionSize,
@@ -299,7 +339,12 @@ void RunRpmaServer(const std::string &addr, const std::string &port, int ready_f
 
 std::unique_ptr<Client> ConnectRpma(const std::string &addr, const std::string &port,
                                     bool busy_poll) {
-    return std::make_unique<RpmaClient>(addr, port, busy_poll);
+    return ConnectRpma(addr, port, busy_poll, RpmaAdmission{"", ReadBareAccept});
+}
+
+std::unique_ptr<Client> ConnectRpma(const std::string &addr, const std::string &port,
+                                    bool busy_poll, const RpmaAdmission &admission) {
+    return std::make_unique<RpmaClient>(addr, port, busy_poll, admission);
 }
 
 }  // namespace rpma_bench

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,13 +36,30 @@ class Client {
 // Servers run in a child process until it is killed. They write one line to
 // `ready_fd` once clients may connect.
 [[noreturn]] void RunRawTcpServer(uint16_t port, int ready_fd);
-[[noreturn]] void RunRpmaServer(const std::string &addr, const std::string &port, int ready_fd);
+// The rpma server's region is anonymous memory, or, with `region_file`, that
+// file (created, kRegionSize) mapped shared: then a persistent flush writes
+// the range back to the file, as it does for a daemon's region.
+[[noreturn]] void RunRpmaServer(const std::string &addr, const std::string &port, int ready_fd,
+                                const std::string &region_file = "");
 
 std::unique_ptr<Client> ConnectRawTcp(uint16_t port);
 // busy_poll: wait for completions by polling the CQ (as perftest does)
 // instead of sleeping in rpma_cq_wait.
 std::unique_ptr<Client> ConnectRpma(const std::string &addr, const std::string &port,
                                     bool busy_poll);
+
+// How a server admits an rpma connection, for servers other than
+// RunRpmaServer's: the private data the request carries, and how to find
+// the remote region's and the server's peer-config descriptors in the
+// private data of the acceptance (false when it cannot be read).
+struct RpmaAdmission {
+    std::string request_private_data;
+    std::function<bool(const char *accept_data, size_t length, std::string *region_descriptor,
+                       std::string *peer_cfg_descriptor)>
+        read_accept;
+};
+std::unique_ptr<Client> ConnectRpma(const std::string &addr, const std::string &port,
+                                    bool busy_poll, const RpmaAdmission &admission);
 
 }  // namespace rpma_bench
 

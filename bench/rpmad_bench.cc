@@ -1,0 +1,656 @@
+// rpmad_bench: what rpmad costs, in one run of one client process.
+//
+//   rpmad_bench [--quick] [--pin CPU] [--csv FILE] [--rpmad PATH] [--dir DIR]
+//
+// 1. The data path: write + persistent flush latency (iodepth 1) through an
+//    rpmad session against the same operations between two bare rpma_core
+//    processes (rpma_bench's server). Both regions are shared file mappings
+//    on the same filesystem, so a persistent flush msyncs on both sides;
+//    the rounds alternate, as rpma_bench's do. rpmad should add nothing:
+//    the floor is rpmad/bare <= 1.1 at 4 KiB.
+// 2. The control plane: OpenSession latency (each session closed at once).
+// 3. rpmad's resident memory right after start, with 1,000 regions, and
+//    with 256 sessions opened and connected on top.
+// 4. rpmad's CPU time while those connections sit idle (it should sleep).
+//
+// rpmad (--provider tcp, loopback ports, a generated config) and the bare
+// server are started before this process has any thread (gRPC and
+// rpma_core start some), inherit the --pin affinity, die with this process
+// (PR_SET_PDEATHSIG) and are killed at its end.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "bench/bench_stats.h"
+#include "bench/workload.h"
+#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/rpmad.grpc.pb.h"
+#include "rpma/rpma.hpp"
+
+namespace {
+
+namespace v1 = ::rpmad::v1;
+using rpma_bench::Client;
+using rpma_bench::Summary;
+
+struct Options {
+    bool quick = false;
+    int pin_cpu = -1;
+    std::string csv_path;
+    std::string rpmad_path;  // empty: from the runfiles
+    std::string dir;         // where the run's temporary directory goes
+
+    // How much of each measurement; --quick keeps the smoke test short.
+    int session_opens() const { return quick ? 100 : 1000; }
+    int regions() const { return quick ? 100 : 1000; }
+    int connected_sessions() const { return quick ? 32 : 256; }
+    int idle_seconds() const { return quick ? 1 : 5; }
+};
+
+struct Row {
+    std::string key;  // stable name for the CSV
+    std::string workload;
+    size_t size;  // payload bytes, or how many of what the row counts
+    double rpmad;
+    double rpmad_p99;
+    double bare;  // 0: no baseline
+    double bare_p99;
+    double floor;  // 0: none; else rpmad/bare must not exceed it
+};
+
+[[noreturn]] void Die(const std::string &message) {
+    fprintf(stderr, "rpmad_bench: %s\n", message.c_str());
+    exit(1);
+}
+
+// --- child processes --------------------------------------------------------
+
+// What exit() and a fatal signal must clean up.
+std::vector<pid_t> children;
+std::string temp_dir;
+
+void KillChildren() {
+    for (pid_t pid : children)
+        kill(pid, SIGKILL);
+}
+
+void CleanUp() {
+    KillChildren();
+    for (pid_t pid : children)
+        waitpid(pid, nullptr, 0);
+    children.clear();
+    if (!temp_dir.empty()) {
+        std::error_code ignored;
+        std::filesystem::remove_all(temp_dir, ignored);
+        temp_dir.clear();
+    }
+}
+
+void OnFatalSignal(int signal) {
+    KillChildren();  // async-signal-safe; the temporary directory stays
+    ::signal(signal, SIG_DFL);
+    raise(signal);
+}
+
+// In a child just forked: die with the parent, even if it already died.
+void DieWithParent(pid_t parent) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
+}
+
+uint16_t FreePort() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+        Die(std::string("picking a free port: ") + strerror(errno));
+    close(fd);
+    return ntohs(addr.sin_port);
+}
+
+// Reads from fd until a line starting with `prefix` arrives; false at EOF
+// or after timeout_ms.
+bool AwaitLine(int fd, const std::string &prefix, int timeout_ms) {
+    std::string seen;
+    const uint64_t deadline = rpma_bench::NowNs() + uint64_t(timeout_ms) * 1000000;
+    for (;;) {
+        size_t line_start = 0;
+        for (size_t nl; (nl = seen.find('\n', line_start)) != std::string::npos;
+             line_start = nl + 1)
+            if (seen.compare(line_start, prefix.size(), prefix) == 0)
+                return true;
+        const uint64_t now = rpma_bench::NowNs();
+        pollfd p{fd, POLLIN, 0};
+        if (now >= deadline || poll(&p, 1, static_cast<int>((deadline - now) / 1000000) + 1) <= 0)
+            return false;
+        char buf[512];
+        const ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0)
+            return false;
+        seen.append(buf, static_cast<size_t>(n));
+    }
+}
+
+// rpma_bench's rpma server, with its region in `region_file`.
+pid_t StartBareServer(const std::string &port, const std::string &region_file) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        Die(std::string("pipe: ") + strerror(errno));
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0)
+        Die(std::string("fork: ") + strerror(errno));
+    if (pid == 0) {
+        DieWithParent(parent);
+        close(fds[0]);
+        rpma_bench::RunRpmaServer("127.0.0.1", port, fds[1], region_file);
+    }
+    children.push_back(pid);
+    close(fds[1]);
+    if (!AwaitLine(fds[0], "ready", 20000))
+        Die("the bare rpma server did not start (its errors are above)");
+    close(fds[0]);
+    return pid;
+}
+
+struct Rpmad {
+    pid_t pid = -1;
+    std::string control;  // host:port of the gRPC service
+    int stdout_fd = -1;   // kept open: rpmad must not meet a closed pipe
+    std::string log_path;
+};
+
+// The config: the documented defaults, spelled out where the benchmark
+// depends on them, and the log in a file of the run's directory.
+std::string RpmadConfig(const std::string &pool_dir, const std::string &control,
+                        const std::string &data) {
+    return "control:\n  listen: \"" + control + "\"\n" + "data:\n  listen: \"" + data +
+           "\"\n  provider: tcp\n  persistence: auto\n" + "storage:\n  pool_dir: \"" + pool_dir +
+           "\"\n" + "limits:\n  max_regions: 1024\n  max_sessions: 256\n" +
+           "sessions:\n  token_ttl_seconds: 60\n" + "logging:\n  level: info\n  target: stderr\n";
+}
+
+Rpmad StartRpmad(const std::string &binary, const std::string &dir) {
+    Rpmad rpmad;
+    rpmad.control = "127.0.0.1:" + std::to_string(FreePort());
+    const std::string data = "127.0.0.1:" + std::to_string(FreePort());
+    const std::string config_path = dir + "/rpmad.yaml";
+    std::ofstream(config_path) << RpmadConfig(dir + "/pool", rpmad.control, data);
+    rpmad.log_path = dir + "/rpmad.log";
+    const int log_fd = open(rpmad.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int out[2];
+    if (log_fd < 0 || pipe2(out, O_CLOEXEC) != 0)
+        Die("cannot create rpmad's log or output pipe in " + dir + ": " + strerror(errno));
+    std::vector<std::string> args = {binary, "--config", config_path, "--provider", "tcp"};
+    std::vector<char *> argv;
+    for (std::string &arg : args)
+        argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const pid_t parent = getpid();
+    rpmad.pid = fork();
+    if (rpmad.pid < 0)
+        Die(std::string("fork: ") + strerror(errno));
+    if (rpmad.pid == 0) {
+        DieWithParent(parent);
+        dup2(out[1], STDOUT_FILENO);
+        dup2(log_fd, STDERR_FILENO);
+        unsetenv("NOTIFY_SOCKET");  // not systemd's child
+        unsetenv("JOURNAL_STREAM");
+        execv(binary.c_str(), argv.data());
+        dprintf(log_fd, "rpmad_bench: cannot run %s: %s\n", binary.c_str(), strerror(errno));
+        _exit(127);
+    }
+    children.push_back(rpmad.pid);
+    close(out[1]);
+    close(log_fd);
+    rpmad.stdout_fd = out[0];
+    if (!AwaitLine(rpmad.stdout_fd, "rpmad: ready:", 20000)) {
+        std::ifstream log(rpmad.log_path);
+        std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+        Die("rpmad (" + binary + ") did not report ready; its log:\n" + text);
+    }
+    return rpmad;
+}
+
+// Stops rpmad as systemd would (SIGTERM), killing it if it lingers.
+void StopRpmad(Rpmad &rpmad) {
+    kill(rpmad.pid, SIGTERM);
+    for (int waited_ms = 0; waited_ms < 5000; waited_ms += 10) {
+        if (waitpid(rpmad.pid, nullptr, WNOHANG) == rpmad.pid) {
+            children.erase(std::find(children.begin(), children.end(), rpmad.pid));
+            break;
+        }
+        usleep(10000);
+    }
+    close(rpmad.stdout_fd);
+}
+
+std::string RunfilesRpmad(const char *argv0) {
+    std::vector<std::string> candidates;
+    for (const char *var : {"RUNFILES_DIR", "TEST_SRCDIR"})
+        if (const char *dir = getenv(var))
+            candidates.push_back(std::string(dir) + "/rpma/daemon/rpmad");
+    candidates.push_back(std::string(argv0) + ".runfiles/rpma/daemon/rpmad");
+    candidates.push_back("daemon/rpmad");  // bazel run's working directory
+    for (const std::string &path : candidates)
+        if (access(path.c_str(), X_OK) == 0)
+            return path;
+    Die("cannot find rpmad in the runfiles: pass --rpmad PATH (bazel build //daemon:rpmad)");
+}
+
+// --- what /proc says about rpmad --------------------------------------------
+
+uint64_t RssKib(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("VmRSS:", 0) == 0)
+            return strtoull(line.c_str() + 6, nullptr, 10);
+    Die("no VmRSS in /proc/" + std::to_string(pid) + "/status: did rpmad exit?");
+}
+
+// utime + stime, in clock ticks.
+uint64_t CpuTicks(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // The command name may hold spaces; the fields after it do not.
+    const size_t paren = text.rfind(')');
+    if (paren == std::string::npos)
+        Die("cannot read /proc/" + std::to_string(pid) + "/stat: did rpmad exit?");
+    std::vector<std::string> fields;
+    std::string field;
+    for (char c : text.substr(paren + 2)) {
+        if (c == ' ') {
+            fields.push_back(field);
+            field.clear();
+        } else {
+            field += c;
+        }
+    }
+    // state is field 3 of stat(5), utime 14 and stime 15.
+    return strtoull(fields.at(11).c_str(), nullptr, 10) +
+           strtoull(fields.at(12).c_str(), nullptr, 10);
+}
+
+// --- the control plane ------------------------------------------------------
+
+class Control {
+  public:
+    explicit Control(const std::string &address)
+        : channel_(grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
+          regions_(v1::RegionService::NewStub(channel_)),
+          sessions_(v1::SessionService::NewStub(channel_)) {}
+
+    void CreateRegion(const std::string &name, uint64_t size) {
+        v1::CreateRegionRequest request;
+        request.set_name(name);
+        request.set_size(size);
+        v1::Region region;
+        Expect(regions_->CreateRegion(Context().get(), request, &region), "CreateRegion " + name);
+    }
+
+    v1::OpenSessionResponse OpenSession(const std::string &region) {
+        v1::OpenSessionRequest request;
+        request.set_region(region);
+        v1::OpenSessionResponse session;
+        Expect(sessions_->OpenSession(Context().get(), request, &session), "OpenSession " + region);
+        return session;
+    }
+
+    void CloseSession(const std::string &session_id) {
+        v1::CloseSessionRequest request;
+        request.set_session_id(session_id);
+        v1::CloseSessionResponse response;
+        Expect(sessions_->CloseSession(Context().get(), request, &response),
+               "CloseSession " + session_id);
+    }
+
+  private:
+    static std::unique_ptr<grpc::ClientContext> Context() {
+        auto context = std::make_unique<grpc::ClientContext>();
+        context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+        return context;
+    }
+    static void Expect(const grpc::Status &status, const std::string &what) {
+        if (!status.ok())
+            Die(what + ": " + status.error_message() + " (gRPC code " +
+                std::to_string(status.error_code()) + ")");
+    }
+
+    std::shared_ptr<grpc::Channel> channel_;
+    std::unique_ptr<v1::RegionService::Stub> regions_;
+    std::unique_ptr<v1::SessionService::Stub> sessions_;
+};
+
+std::string ConnectRequestData(const v1::OpenSessionResponse &session) {
+    const auto token = rpmad::wire::DecodeToken(
+        std::as_bytes(std::span(session.token().data(), session.token().size())));
+    if (!token)
+        Die("OpenSession returned a malformed token");
+    const auto encoded = rpmad::wire::EncodeConnectRequest(*token);
+    return std::string(encoded.begin(), encoded.end());
+}
+
+// The session's data-plane client: the bench's own rpma client, admitted
+// with the token and reading rpmad's acceptance.
+std::unique_ptr<Client> ConnectSession(const v1::OpenSessionResponse &session) {
+    rpma_bench::RpmaAdmission admission;
+    admission.request_private_data = ConnectRequestData(session);
+    admission.read_accept = [](const char *data, size_t length, std::string *region,
+                               std::string *peer_cfg) {
+        const auto accept =
+            rpmad::wire::DecodeConnectAccept(std::as_bytes(std::span(data, length)));
+        // The write path measured is APM's: a flush over rpma, nothing else.
+        if (!accept || accept->persistence != 1)
+            return false;
+        region->assign(reinterpret_cast<const char *>(accept->region_descriptor.data()),
+                       accept->region_descriptor.size());
+        peer_cfg->assign(reinterpret_cast<const char *>(accept->peer_cfg_descriptor.data()),
+                         accept->peer_cfg_descriptor.size());
+        return true;
+    };
+    return rpma_bench::ConnectRpma(session.data_address(), session.data_port(), false, admission);
+}
+
+// Connections that are established and then left alone.
+class IdleConnections {
+  public:
+    explicit IdleConnections(const std::string &address)
+        : peer_(Unwrap(rpma::Peer::ForAddress(address, RPMA_UTIL_IBV_CONTEXT_REMOTE))) {}
+
+    void Add(const v1::OpenSessionResponse &session) {
+        const std::string data = ConnectRequestData(session);
+        auto request =
+            Unwrap(rpma::ConnReq::New(peer_, session.data_address(), session.data_port()));
+        rpma::Connection conn =
+            Unwrap(std::move(request).Connect(std::as_bytes(std::span(data.data(), data.size()))));
+        const rpma_conn_event event = Unwrap(conn.NextEvent());
+        if (event != RPMA_CONN_ESTABLISHED)
+            Die(std::string("session ") + session.session_id() + ": connecting ended with " +
+                rpma_utils_conn_event_2str(event));
+        conns_.push_back(std::move(conn));
+    }
+
+  private:
+    template <class T>
+    static T Unwrap(rpma::Result<T> result) {
+        if (!result.ok())
+            Die(result.error().message());
+        return std::move(*result);
+    }
+
+    rpma::Peer peer_;
+    std::vector<rpma::Connection> conns_;  // destroyed first: they disconnect
+};
+
+// --- measurements -----------------------------------------------------------
+
+std::string HumanSize(size_t size) {
+    if (size >= (1 << 20))
+        return std::to_string(size >> 20) + " MiB";
+    if (size >= (1 << 10))
+        return std::to_string(size >> 10) + " KiB";
+    return std::to_string(size) + " B";
+}
+
+// As rpma_bench counts them: enough samples for a stable median, within a
+// byte budget per measurement.
+int Iterations(const Options &opt, size_t size) {
+    const int wanted = opt.quick ? 300 : 20000;
+    const size_t budget = opt.quick ? (64u << 20) : (512u << 20);
+    return static_cast<int>(std::max<size_t>(50, std::min<size_t>(wanted, budget / size)));
+}
+
+// Both paths run the same iterations in alternating rounds after a warm-up
+// of each, so that whatever the machine does meanwhile weighs on both.
+Row WriteFlush(Client &rpmad, Client &bare, size_t size, int iterations, double floor) {
+    fprintf(stderr, "  measuring write+flush %s...\n", HumanSize(size).c_str());
+    constexpr int kRounds = 10;
+    bare.DurableWriteLatency(size, iterations / 10 + 1);
+    rpmad.DurableWriteLatency(size, iterations / 10 + 1);
+    std::vector<uint64_t> rpmad_samples, bare_samples;
+    auto run = [size](Client &client, std::vector<uint64_t> *samples, int count) {
+        std::vector<uint64_t> got = client.DurableWriteLatency(size, count);
+        samples->insert(samples->end(), got.begin(), got.end());
+    };
+    for (int round = 0; round < kRounds; ++round) {
+        const int count = iterations / kRounds + (round < iterations % kRounds ? 1 : 0);
+        if (round % 2 == 0) {
+            run(bare, &bare_samples, count);
+            run(rpmad, &rpmad_samples, count);
+        } else {
+            run(rpmad, &rpmad_samples, count);
+            run(bare, &bare_samples, count);
+        }
+    }
+    const Summary r = rpma_bench::Summarize(std::move(rpmad_samples));
+    const Summary b = rpma_bench::Summarize(std::move(bare_samples));
+    return Row{"write_flush_latency",
+               "write+flush latency (us)",
+               size,
+               r.median_us,
+               r.p99_us,
+               b.median_us,
+               b.p99_us,
+               floor};
+}
+
+// OpenSession round trips; each session is closed (untimed) before the next
+// opens, so the daemon's session limit never binds.
+Row OpenSessionLatency(Control &control, const std::string &region, int count) {
+    fprintf(stderr, "  measuring OpenSession x %d...\n", count);
+    for (int i = 0; i < 10; ++i)  // warm up the channel and the daemon's threads
+        control.CloseSession(control.OpenSession(region).session_id());
+    std::vector<uint64_t> samples;
+    samples.reserve(count);
+    for (int i = 0; i < count; ++i) {
+        const uint64_t start = rpma_bench::NowNs();
+        const v1::OpenSessionResponse session = control.OpenSession(region);
+        samples.push_back(rpma_bench::NowNs() - start);
+        control.CloseSession(session.session_id());
+    }
+    const Summary s = rpma_bench::Summarize(std::move(samples));
+    return Row{"open_session_latency",
+               "OpenSession latency (us)",
+               size_t(count),
+               s.median_us,
+               s.p99_us,
+               0,
+               0,
+               0};
+}
+
+Row Rss(const std::string &key, const std::string &what, size_t count, pid_t pid) {
+    return Row{key, what, count, RssKib(pid) / 1024.0, 0, 0, 0, 0};
+}
+
+Row IdleCpu(pid_t pid, int seconds, size_t connections) {
+    fprintf(stderr, "  measuring rpmad's CPU time over %d s of idle connections...\n", seconds);
+    const uint64_t ticks0 = CpuTicks(pid);
+    const uint64_t ns0 = rpma_bench::NowNs();
+    sleep(static_cast<unsigned>(seconds));
+    const double cpu_s = double(CpuTicks(pid) - ticks0) / double(sysconf(_SC_CLK_TCK));
+    const double wall_s = double(rpma_bench::NowNs() - ns0) / 1e9;
+    return Row{
+        "idle_cpu_percent", "CPU while idle (%)", connections, 100.0 * cpu_s / wall_s, 0, 0, 0, 0};
+}
+
+// --- output -----------------------------------------------------------------
+
+bool PrintTable(const std::vector<Row> &rows) {
+    bool all_met = true;
+    printf("\n%-26s %8s %10s %10s %10s %10s %11s  %s\n", "workload", "size", "rpmad", "rpmad p99",
+           "bare rpma", "bare p99", "rpmad/bare", "floor");
+    for (const Row &row : rows) {
+        if (row.bare == 0)
+            continue;
+        const double ratio = row.rpmad / row.bare;
+        std::string floor = "-";
+        if (row.floor > 0) {
+            const bool met = ratio <= row.floor;
+            all_met = all_met && met;
+            char text[32];
+            snprintf(text, sizeof(text), "<= %.2f %s", row.floor, met ? "met" : "NOT met");
+            floor = text;
+        }
+        printf("%-26s %8s %10.1f %10.1f %10.1f %10.1f %11.2f  %s\n", row.workload.c_str(),
+               HumanSize(row.size).c_str(), row.rpmad, row.rpmad_p99, row.bare, row.bare_p99, ratio,
+               floor.c_str());
+    }
+    printf("(microseconds: median and p99; iodepth 1; both regions shared file mappings)\n\n");
+    printf("%-26s %8s %10s %10s\n", "rpmad alone", "count", "value", "p99");
+    for (const Row &row : rows) {
+        if (row.bare != 0)
+            continue;
+        if (row.rpmad_p99 > 0)
+            printf("%-26s %8zu %10.1f %10.1f\n", row.workload.c_str(), row.size, row.rpmad,
+                   row.rpmad_p99);
+        else
+            printf("%-26s %8zu %10.2f\n", row.workload.c_str(), row.size, row.rpmad);
+    }
+    printf("(count: OpenSession calls, regions or connected sessions; RSS in MiB)\n");
+    return all_met;
+}
+
+void WriteCsv(const std::string &path, const std::vector<Row> &rows) {
+    FILE *f = fopen(path.c_str(), "w");
+    if (f == nullptr)
+        Die("cannot write " + path + ": " + strerror(errno));
+    fprintf(f, "workload,size,rpmad,rpmad_p99,bare,bare_p99,ratio\n");
+    for (const Row &row : rows)
+        fprintf(f, "%s,%zu,%.3f,%.3f,%.3f,%.3f,%.4f\n", row.key.c_str(), row.size, row.rpmad,
+                row.rpmad_p99, row.bare, row.bare_p99, row.bare > 0 ? row.rpmad / row.bare : 0);
+    fclose(f);
+    fprintf(stderr, "wrote %s\n", path.c_str());
+}
+
+Options ParseOptions(int argc, char **argv) {
+    Options opt;
+    for (int i = 1; i < argc; ++i) {
+        const bool has_value = i + 1 < argc;
+        if (strcmp(argv[i], "--quick") == 0) {
+            opt.quick = true;
+        } else if (strcmp(argv[i], "--pin") == 0 && has_value) {
+            opt.pin_cpu = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--csv") == 0 && has_value) {
+            opt.csv_path = argv[++i];
+        } else if (strcmp(argv[i], "--rpmad") == 0 && has_value) {
+            opt.rpmad_path = argv[++i];
+        } else if (strcmp(argv[i], "--dir") == 0 && has_value) {
+            opt.dir = argv[++i];
+        } else {
+            fprintf(stderr,
+                    "usage: %s [--quick] [--pin CPU] [--csv FILE] [--rpmad PATH] [--dir DIR]\n"
+                    "  --pin CPU    run every process (rpmad too) on this CPU\n"
+                    "  --rpmad PATH the daemon to measure (default: from the runfiles)\n"
+                    "  --dir DIR    where the run's pool and the bare server's region live\n"
+                    "               (a fresh directory inside DIR, removed at the end;\n"
+                    "               default $TEST_TMPDIR, $TMPDIR or /tmp)\n",
+                    argv[0]);
+            exit(2);
+        }
+    }
+    if (opt.dir.empty())
+        for (const char *var : {"TEST_TMPDIR", "TMPDIR"})
+            if (const char *dir = getenv(var); dir != nullptr && opt.dir.empty())
+                opt.dir = dir;
+    if (opt.dir.empty())
+        opt.dir = "/tmp";
+    return opt;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const Options opt = ParseOptions(argc, argv);
+    const std::string rpmad_binary =
+        opt.rpmad_path.empty() ? RunfilesRpmad(argv[0]) : opt.rpmad_path;
+    if (opt.pin_cpu >= 0) {
+        // Before any child or thread exists: all inherit it.
+        cpu_set_t cpus;
+        CPU_ZERO(&cpus);
+        CPU_SET(opt.pin_cpu, &cpus);
+        if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0)
+            Die(std::string("sched_setaffinity: ") + strerror(errno));
+    }
+    std::string pattern = opt.dir + "/rpmad_bench.XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr)
+        Die("cannot create a directory in " + opt.dir + ": " + strerror(errno));
+    temp_dir = pattern;
+    atexit(CleanUp);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP})
+        signal(sig, OnFatalSignal);
+
+    // The bare server's region sits beside rpmad's pool: same filesystem,
+    // same msync per persistent flush.
+    const std::string bare_port = std::to_string(FreePort());
+    const std::string bare_region = temp_dir + "/bare-server.region";
+    StartBareServer(bare_port, bare_region);
+    Rpmad rpmad = StartRpmad(rpmad_binary, temp_dir);
+    fprintf(stderr,
+            "rpmad_bench: %s (tcp provider) against a bare rpma_core server on 127.0.0.1%s%s\n"
+            "  rpmad's pool: %s/pool; the bare server's region: %s (a shared file mapping)\n",
+            rpmad_binary.c_str(), opt.quick ? " (quick)" : "",
+            opt.pin_cpu >= 0 ? " (pinned to one CPU)" : "", temp_dir.c_str(), bare_region.c_str());
+
+    std::vector<Row> rows;
+    rows.push_back(Rss("rss_start_mib", "RSS at start (MiB)", 0, rpmad.pid));
+    {
+        Control control(rpmad.control);
+        control.CreateRegion("bench", rpma_bench::kRegionSize);
+        {
+            std::unique_ptr<Client> through_rpmad = ConnectSession(control.OpenSession("bench"));
+            std::unique_ptr<Client> bare = rpma_bench::ConnectRpma("127.0.0.1", bare_port, false);
+            for (size_t size : {size_t{64}, size_t{4096}, size_t{1} << 20})
+                rows.push_back(WriteFlush(*through_rpmad, *bare, size, Iterations(opt, size),
+                                          size == 4096 ? 1.1 : 0));
+        }  // both disconnect: rpmad's session ends with its connection
+        rows.push_back(OpenSessionLatency(control, "bench", opt.session_opens()));
+
+        fprintf(stderr, "  creating %d regions of 4 KiB...\n", opt.regions() - 1);
+        for (int i = 1; i < opt.regions(); ++i)  // "bench" is the first
+            control.CreateRegion("r" + std::to_string(i), 4096);
+        rows.push_back(
+            Rss("rss_regions_mib", "RSS with regions (MiB)", size_t(opt.regions()), rpmad.pid));
+
+        fprintf(stderr, "  opening and connecting %d sessions...\n", opt.connected_sessions());
+        IdleConnections idle("127.0.0.1");
+        for (int i = 0; i < opt.connected_sessions(); ++i)
+            idle.Add(control.OpenSession(i == 0 ? "bench" : "r" + std::to_string(i)));
+        rows.push_back(Rss("rss_sessions_mib", "RSS +connected sessions",
+                           size_t(opt.connected_sessions()), rpmad.pid));
+        rows.push_back(IdleCpu(rpmad.pid, opt.idle_seconds(), size_t(opt.connected_sessions())));
+    }
+    StopRpmad(rpmad);
+    CleanUp();
+
+    const bool met = PrintTable(rows);
+    if (!opt.csv_path.empty())
+        WriteCsv(opt.csv_path, rows);
+    printf("%s\n", met ? "all floors met" : "SOME FLOORS NOT MET");
+    return 0;
+}
