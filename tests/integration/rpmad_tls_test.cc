@@ -1,0 +1,309 @@
+// rpmad's control plane with TLS, and the standard services beside rpmad's
+// own: gRPC health checking and server reflection. Certificates are made at
+// test time with the openssl CLI: a CA, a server certificate for 127.0.0.1
+// and localhost, a client certificate, and a second CA nobody trusts.
+#include <google/protobuf/unknown_field_set.h>
+#include <grpcpp/generic/generic_stub.h>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "tests/integration/rpmad_harness.h"
+
+namespace rpma::testing {
+namespace {
+
+using google::protobuf::UnknownField;
+using google::protobuf::UnknownFieldSet;
+
+struct Pki {
+    std::string dir;
+    std::string ca, server_cert, server_key, client_cert, client_key;
+    std::string other_ca, stranger_cert, stranger_key;  // a client of the other CA
+};
+
+std::string ReadFile(const std::string &path) {
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream bytes;
+    bytes << file.rdbuf();
+    return bytes.str();
+}
+
+// Runs openssl; "" when it succeeded, its output otherwise.
+std::string OpenSsl(const std::vector<std::string> &args) {
+    std::vector<std::string> argv = {"/usr/bin/openssl"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::string error;
+    auto process = Process::Start(argv, {}, &error);
+    if (process == nullptr)
+        return error + " (is the openssl package installed? tools/install-deps.sh)";
+    const auto status = process->Wait(std::chrono::seconds(30));
+    return status && status->Success() ? "" : process->Describe();
+}
+
+// A P-256 key and a certificate for `subject`: self-signed when `ca` is
+// empty (a CA), else signed by ca/ca_key with the extensions in `extensions`.
+std::string MakeCertificate(const std::string &dir, const std::string &name,
+                            const std::string &subject, const std::string &ca,
+                            const std::string &ca_key, const std::string &extensions) {
+    const std::string key = dir + "/" + name + ".key", cert = dir + "/" + name + ".pem";
+    if (ca.empty())
+        return OpenSsl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                        "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", subject});
+    const std::string csr = dir + "/" + name + ".csr", ext = dir + "/" + name + ".ext";
+    std::ofstream(ext) << extensions << "\n";
+    std::string failed =
+        OpenSsl({"req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                 "-keyout", key, "-out", csr, "-subj", subject});
+    if (!failed.empty())
+        return failed;
+    return OpenSsl({"x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial",
+                    "-out", cert, "-days", "2", "-extfile", ext});
+}
+
+std::string MakePki(Pki *pki) {
+    pki->dir = TempPath("pki");
+    std::filesystem::create_directories(pki->dir);
+    const std::string &d = pki->dir;
+    for (std::string failed : {
+             MakeCertificate(d, "ca", "/CN=rpmad test CA", "", "", ""),
+             MakeCertificate(d, "other-ca", "/CN=another CA", "", "", ""),
+             MakeCertificate(d, "server", "/CN=localhost", d + "/ca.pem", d + "/ca.key",
+                             "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                             "extendedKeyUsage=serverAuth"),
+             MakeCertificate(d, "client", "/CN=rpmad test client", d + "/ca.pem", d + "/ca.key",
+                             "extendedKeyUsage=clientAuth"),
+             MakeCertificate(d, "stranger", "/CN=stranger", d + "/other-ca.pem",
+                             d + "/other-ca.key", "extendedKeyUsage=clientAuth"),
+         })
+        if (!failed.empty())
+            return failed;
+    pki->ca = d + "/ca.pem";
+    pki->server_cert = d + "/server.pem";
+    pki->server_key = d + "/server.key";
+    pki->client_cert = d + "/client.pem";
+    pki->client_key = d + "/client.key";
+    pki->other_ca = d + "/other-ca.pem";
+    pki->stranger_cert = d + "/stranger.pem";
+    pki->stranger_key = d + "/stranger.key";
+    return "";
+}
+
+std::shared_ptr<grpc::ChannelCredentials> Tls(const std::string &trusted_ca,
+                                              const std::string &cert = "",
+                                              const std::string &key = "") {
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = ReadFile(trusted_ca);
+    if (!cert.empty()) {
+        options.pem_cert_chain = ReadFile(cert);
+        options.pem_private_key = ReadFile(key);
+    }
+    return grpc::SslCredentials(options);
+}
+
+grpc::Status ListRegions(const std::shared_ptr<grpc::Channel> &channel) {
+    v1::ListRegionsResponse list;
+    return v1::RegionService::NewStub(channel)->ListRegions(Rpmad::Context().get(), {}, &list);
+}
+
+// Waits for the tag of the operation just started; false if it failed or
+// did not finish within 10 s.
+bool Await(grpc::CompletionQueue &cq, void *expected) {
+    void *tag = nullptr;
+    bool ok = false;
+    const auto next =
+        cq.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + std::chrono::seconds(10));
+    return next == grpc::CompletionQueue::GOT_EVENT && tag == expected && ok;
+}
+
+grpc::ByteBuffer Buffer(const std::string &bytes) {
+    grpc::Slice slice(bytes);
+    return grpc::ByteBuffer(&slice, 1);
+}
+
+std::string Bytes(const grpc::ByteBuffer &buffer) {
+    grpc::Slice slice;
+    if (!buffer.DumpToSingleSlice(&slice).ok())
+        return "";
+    return std::string(reinterpret_cast<const char *>(slice.begin()), slice.size());
+}
+
+// grpc.health.v1.Health/Check with an empty HealthCheckRequest (the
+// server's overall health); the HealthCheckResponse's status field (1 is
+// SERVING), or -1 when the call failed. Debian ships no health.proto: the
+// messages are a field or none, encoded by hand.
+int HealthStatus(const std::shared_ptr<grpc::Channel> &channel, grpc::Status *status) {
+    grpc::GenericStub stub(channel);
+    grpc::CompletionQueue cq;
+    auto context = Rpmad::Context();
+    auto call =
+        stub.PrepareUnaryCall(context.get(), "/grpc.health.v1.Health/Check", Buffer(""), &cq);
+    call->StartCall();
+    grpc::ByteBuffer response;
+    call->Finish(&response, status, call.get());
+    if (!Await(cq, call.get()) || !status->ok())
+        return -1;
+    UnknownFieldSet fields;
+    if (!fields.ParseFromString(Bytes(response)))
+        return -1;
+    for (int i = 0; i < fields.field_count(); ++i)
+        if (fields.field(i).number() == 1 && fields.field(i).type() == UnknownField::TYPE_VARINT)
+            return static_cast<int>(fields.field(i).varint());
+    return 0;  // the default: UNKNOWN
+}
+
+// The services server reflection lists (ServerReflectionRequest with
+// list_services = "", field 7; the answer's list_services_response, field 6,
+// holds ServiceResponse messages, field 1, each with its name, field 1).
+std::set<std::string> ReflectedServices(const std::shared_ptr<grpc::Channel> &channel,
+                                        std::string *error) {
+    grpc::GenericStub stub(channel);
+    grpc::CompletionQueue cq;
+    auto context = Rpmad::Context();
+    auto call = stub.PrepareCall(
+        context.get(), "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+    int start, write, writes_done, read, finish;
+    grpc::ByteBuffer response;
+    grpc::Status status;
+    call->StartCall(&start);
+    if (!Await(cq, &start))
+        return *error = "the call did not start", std::set<std::string>{};
+    call->Write(Buffer(std::string("\x3a\x00", 2)), &write);
+    if (!Await(cq, &write))
+        return *error = "the request was not sent", std::set<std::string>{};
+    call->WritesDone(&writes_done);
+    if (!Await(cq, &writes_done))
+        return *error = "closing the request stream failed", std::set<std::string>{};
+    call->Read(&response, &read);
+    const bool answered = Await(cq, &read);
+    call->Finish(&status, &finish);
+    if (!Await(cq, &finish) || !status.ok() || !answered)
+        return *error = "no answer: " + status.error_message(), std::set<std::string>{};
+
+    std::set<std::string> names;
+    UnknownFieldSet answer;
+    if (!answer.ParseFromString(Bytes(response)))
+        return *error = "the answer is not a protobuf message", names;
+    for (int i = 0; i < answer.field_count(); ++i) {
+        if (answer.field(i).number() != 6 ||
+            answer.field(i).type() != UnknownField::TYPE_LENGTH_DELIMITED)
+            continue;
+        UnknownFieldSet list;
+        list.ParseFromString(answer.field(i).length_delimited());
+        for (int j = 0; j < list.field_count(); ++j) {
+            UnknownFieldSet service;
+            if (list.field(j).number() == 1 &&
+                list.field(j).type() == UnknownField::TYPE_LENGTH_DELIMITED &&
+                service.ParseFromString(list.field(j).length_delimited()) &&
+                service.field_count() > 0 && service.field(0).number() == 1)
+                names.insert(service.field(0).length_delimited());
+        }
+    }
+    return names;
+}
+
+class RpmadTlsTest : public ::testing::Test {
+  protected:
+    static void SetUpTestSuite() {
+        pki_ = new Pki();
+        pki_error_ = MakePki(pki_);
+    }
+    static void TearDownTestSuite() {
+        delete pki_;
+        pki_ = nullptr;
+    }
+
+    void SetUp() override { ASSERT_EQ(pki_error_, "") << "making certificates failed"; }
+
+    std::unique_ptr<Rpmad> StartWithTls(const std::string &client_auth = "") {
+        RpmadOptions options;
+        options.pool_dir = TempPath("pool");
+        options.config_yaml = "control:\n  tls:\n    cert_file: \"" + pki_->server_cert +
+                              "\"\n    key_file: \"" + pki_->server_key + "\"\n" + client_auth;
+        std::string error;
+        auto rpmad = Rpmad::Start(options, &error);
+        EXPECT_NE(rpmad, nullptr) << error;
+        return rpmad;
+    }
+
+    static Pki *pki_;
+    static std::string pki_error_;
+};
+
+Pki *RpmadTlsTest::pki_ = nullptr;
+std::string RpmadTlsTest::pki_error_;
+
+TEST_F(RpmadTlsTest, ServerTlsAdmitsClientsThatTrustItsCaOnly) {
+    auto rpmad = StartWithTls();
+    ASSERT_NE(rpmad, nullptr);
+    const auto trusting = rpmad->ChannelWith(Tls(pki_->ca));
+    grpc::Status status;
+    EXPECT_EQ(HealthStatus(trusting, &status), 1) << status.error_message();
+    status = ListRegions(trusting);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+
+    // Plaintext against a TLS port: no HTTP/2 connection comes up.
+    status = ListRegions(rpmad->ChannelWith(grpc::InsecureChannelCredentials()));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    // A client that trusts another CA refuses the server's certificate.
+    status = ListRegions(rpmad->ChannelWith(Tls(pki_->other_ca)));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    // The trusting client still works afterwards.
+    EXPECT_TRUE(ListRegions(trusting).ok());
+}
+
+TEST_F(RpmadTlsTest, RequiredClientCertificatesMustBeSignedByTheClientCa) {
+    auto rpmad =
+        StartWithTls("    client_ca_file: \"" + pki_->ca + "\"\n    require_client_cert: true\n");
+    ASSERT_NE(rpmad, nullptr);
+    grpc::Status status = ListRegions(rpmad->ChannelWith(Tls(pki_->ca)));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE)
+        << "a client without a certificate: " << status.error_message();
+    status =
+        ListRegions(rpmad->ChannelWith(Tls(pki_->ca, pki_->stranger_cert, pki_->stranger_key)));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE)
+        << "a client certificate of another CA: " << status.error_message();
+
+    const auto admitted = rpmad->ChannelWith(Tls(pki_->ca, pki_->client_cert, pki_->client_key));
+    status = ListRegions(admitted);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(HealthStatus(admitted, &status), 1) << status.error_message();
+    v1::Region region;
+    v1::CreateRegionRequest create;
+    create.set_name("over-mtls");
+    create.set_size(4096);
+    status =
+        v1::RegionService::NewStub(admitted)->CreateRegion(Rpmad::Context().get(), create, &region);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
+TEST_F(RpmadTlsTest, HealthAndReflectionServicesAnswer) {
+    auto rpmad = StartWithTls();
+    ASSERT_NE(rpmad, nullptr);
+    const auto channel = rpmad->ChannelWith(Tls(pki_->ca));
+    std::string error;
+    const std::set<std::string> services = ReflectedServices(channel, &error);
+    EXPECT_EQ(error, "");
+    for (const char *name : {"rpmad.v1.RegionService", "rpmad.v1.SessionService",
+                             "rpmad.v1.DaemonService", "grpc.health.v1.Health"})
+        EXPECT_EQ(services.count(name), 1u) << name << " is not listed";
+
+    grpc::Status status;
+    EXPECT_EQ(HealthStatus(channel, &status), 1) << status.error_message();
+    // A graceful stop turns the health to NOT_SERVING before the port closes;
+    // here it is enough that a stopped daemon no longer answers SERVING.
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
+    const auto stopped = rpmad->process().Wait(std::chrono::seconds(10));
+    ASSERT_TRUE(stopped.has_value());
+    EXPECT_TRUE(stopped->Success()) << rpmad->process().Describe();
+    EXPECT_EQ(HealthStatus(channel, &status), -1);
+}
+
+}  // namespace
+}  // namespace rpma::testing
