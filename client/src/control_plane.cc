@@ -1,0 +1,74 @@
+#include "rpma/client/control_plane.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace rpma::client {
+namespace {
+
+Result<std::string> ReadPem(const std::string &path, const char *what) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    if (in)
+        text << in.rdbuf();
+    if (!in || text.str().empty())
+        return Status(StatusCode::kInvalidArgument,
+                      std::string("cannot read the ") + what + " " + path +
+                          ": check the path and that it is a readable PEM file");
+    return text.str();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ControlPlane>> ControlPlane::Connect(const std::string &address,
+                                                            const ConnectOptions &options) {
+    if (address.empty())
+        return Status(StatusCode::kInvalidArgument,
+                      "empty rpmad address: give the control plane's host:port");
+    if (options.cert_file.empty() != options.key_file.empty())
+        return Status(StatusCode::kInvalidArgument,
+                      "a client certificate needs its key and a key its certificate: give both "
+                      "or neither");
+    std::shared_ptr<grpc::ChannelCredentials> credentials;
+    const bool tls = options.tls || !options.ca_file.empty() || !options.cert_file.empty();
+    if (tls) {
+        grpc::SslCredentialsOptions ssl;
+        if (!options.ca_file.empty()) {
+            auto ca = ReadPem(options.ca_file, "CA bundle");
+            if (!ca.ok())
+                return ca.status();
+            ssl.pem_root_certs = *ca;
+        }
+        if (!options.cert_file.empty()) {
+            auto cert = ReadPem(options.cert_file, "client certificate");
+            if (!cert.ok())
+                return cert.status();
+            auto key = ReadPem(options.key_file, "client key");
+            if (!key.ok())
+                return key.status();
+            ssl.pem_cert_chain = *cert;
+            ssl.pem_private_key = *key;
+        }
+        credentials = grpc::SslCredentials(ssl);
+    } else {
+        credentials = grpc::InsecureChannelCredentials();
+    }
+    std::unique_ptr<ControlPlane> control(new ControlPlane());
+    control->address_ = address;
+    control->options_ = options;
+    control->channel_ = grpc::CreateChannel(address, credentials);
+    control->regions_ = rpmad::v1::RegionService::NewStub(control->channel_);
+    control->sessions_ = rpmad::v1::SessionService::NewStub(control->channel_);
+    control->daemon_ = rpmad::v1::DaemonService::NewStub(control->channel_);
+    return control;
+}
+
+std::unique_ptr<grpc::ClientContext> ControlPlane::Context() const {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(std::chrono::system_clock::now() + options_.timeout);
+    if (!options_.admin_token.empty())
+        context->AddMetadata("authorization", "Bearer " + options_.admin_token);
+    return context;
+}
+
+}  // namespace rpma::client
