@@ -13,6 +13,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/unit/daemon/test_files.h"
+
 namespace rpmad {
 namespace {
 
@@ -23,17 +25,11 @@ using ::testing::StartsWith;
 
 class CommandLineTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        const char *tmp = std::getenv("TEST_TMPDIR");
-        dir_ = std::filesystem::path(tmp != nullptr ? tmp : "/tmp") /
-               ::testing::UnitTest::GetInstance()->current_test_info()->name();
-        std::filesystem::remove_all(dir_);
-        std::filesystem::create_directories(dir_);
-    }
+    void SetUp() override { dir_ = testing::FreshTestDirectory(); }
 
     std::string Write(const std::string &name, const std::string &text) {
-        std::string path = (dir_ / name).string();
-        std::ofstream(path) << text;
+        const std::string path = (dir_ / name).string();
+        testing::WriteFile(path, text);
         return path;
     }
 

@@ -15,6 +15,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "tests/unit/daemon/test_files.h"
+
 namespace rpmad {
 namespace {
 
@@ -26,17 +28,11 @@ using ::testing::StartsWith;
 // A fresh directory per test under Bazel's TEST_TMPDIR.
 class ConfigTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        const char *tmp = std::getenv("TEST_TMPDIR");
-        dir_ = std::filesystem::path(tmp != nullptr ? tmp : "/tmp") /
-               ::testing::UnitTest::GetInstance()->current_test_info()->name();
-        std::filesystem::remove_all(dir_);
-        std::filesystem::create_directories(dir_);
-    }
+    void SetUp() override { dir_ = testing::FreshTestDirectory(); }
 
     std::string Write(const std::string &name, const std::string &text) {
-        std::string path = (dir_ / name).string();
-        std::ofstream(path) << text;
+        const std::string path = (dir_ / name).string();
+        testing::WriteFile(path, text);
         return path;
     }
 

@@ -1,5 +1,4 @@
-// Test helpers for the region store's tests: a fresh directory per test in
-// TEST_TMPDIR, and a small tmpfs mounted on one, which can be filled up or
+// A small tmpfs mounted on a test's directory, which can be filled up or
 // remounted read-only. Mounting needs root, as the build machines run the
 // tests; without it the tests that need a tmpfs fail and say why.
 #ifndef TESTS_UNIT_DAEMON_SCRATCH_TMPFS_H
@@ -17,28 +16,9 @@
 #include <iterator>
 #include <string>
 
+#include "tests/unit/daemon/test_files.h"
+
 namespace rpmad::testing {
-
-// An empty directory named after the running test.
-inline std::string FreshTestDirectory() {
-    const char *tmp = std::getenv("TEST_TMPDIR");
-    const ::testing::TestInfo *test = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/" + test->test_suite_name() +
-                      "." + test->name();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    return dir;
-}
-
-inline std::string ReadFileOrEmpty(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-inline void WriteFile(const std::string &path, const std::string &contents) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << contents;
-}
 
 // A tmpfs of `bytes` on `dir`, unmounted when this goes away.
 class ScratchTmpfs {
