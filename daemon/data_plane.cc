@@ -46,12 +46,6 @@ struct DataPlane::ExposedRegion {
     RegionAccess access;
 };
 
-struct DataPlane::Watch {
-    enum Kind { kEndpoint, kWake, kEvents, kCompletions };
-    Kind kind;
-    Link *link = nullptr;
-};
-
 // One accepted connection. Members are destroyed last to first: the
 // connection before the message buffers it may still read, both before the
 // region whose peer they belong to.
@@ -63,8 +57,8 @@ struct DataPlane::Link {
     std::unique_ptr<std::byte[]> messages;
     std::optional<rpma::MemoryRegion> messages_mr;
     std::optional<rpma::Connection> conn;
-    Watch events{Watch::kEvents, this};
-    Watch completions{Watch::kCompletions, this};
+    // Names the link in epoll events (see WatchTag); never reused.
+    uint64_t token = 0;
     bool established = false;
 };
 
@@ -118,10 +112,8 @@ StatusOr<std::unique_ptr<DataPlane>> DataPlane::Start(const HostPort &listen,
         return Status(
             StatusCode::kInternal,
             std::string("setting up the data plane's event loop failed: ") + strerror(errno));
-    plane->endpoint_watch_ = std::make_unique<Watch>(Watch{Watch::kEndpoint});
-    plane->wake_watch_ = std::make_unique<Watch>(Watch{Watch::kWake});
-    plane->WatchFd(plane->endpoint_->fd(), plane->endpoint_watch_.get());
-    plane->WatchFd(plane->wake_fd_, plane->wake_watch_.get());
+    plane->WatchFd(plane->endpoint_->fd(), kEndpointTag);
+    plane->WatchFd(plane->wake_fd_, kWakeTag);
     plane->thread_ = std::thread([p = plane.get()] { p->Run(); });
     return plane;
 }
@@ -141,10 +133,10 @@ DataPlane::~DataPlane() {
         close(epoll_fd_);
 }
 
-void DataPlane::WatchFd(int fd, Watch *watch) {
+void DataPlane::WatchFd(int fd, uint64_t tag) {
     epoll_event event{};
     event.events = EPOLLIN;
-    event.data.ptr = watch;
+    event.data.u64 = tag;
     if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0)
         Log().error("data plane: watching fd {} failed: {}", fd, strerror(errno));
 }
@@ -289,32 +281,26 @@ void DataPlane::Run() {
         }
         for (uint64_t id : sessions_.ExpirePending())
             Log().info("session {}: token expired unused", wire::SessionIdString(id));
-        // A link closed while handling one event may still have another in
-        // this batch: events name links by session id, looked up each time.
         for (int i = 0; i < n; ++i) {
-            auto *watch = static_cast<Watch *>(events[i].data.ptr);
-            switch (watch->kind) {
-                case Watch::kEndpoint:
-                    AcceptAll();
-                    break;
-                case Watch::kWake:
-                    RunCommands();
-                    break;
-                case Watch::kEvents:
-                case Watch::kCompletions: {
-                    // Skip links closed earlier in this batch.
-                    bool alive = false;
-                    for (const auto &[id, link] : links_)
-                        alive |= link.get() == watch->link;
-                    if (!alive)
-                        break;
-                    if (watch->kind == Watch::kEvents)
-                        OnConnectionEvent(*watch->link);
-                    else
-                        OnCompletions(*watch->link);
-                    break;
-                }
+            const uint64_t tag = events[i].data.u64;
+            if (tag == kEndpointTag) {
+                AcceptAll();
+                continue;
             }
+            if (tag == kWakeTag) {
+                RunCommands();
+                continue;
+            }
+            // A link closed while handling an earlier event of this batch
+            // has no token any more: its events are stale.
+            auto token = link_tokens_.find(tag >> 1);
+            if (token == link_tokens_.end())
+                continue;
+            Link &link = *links_.at(token->second);
+            if (tag & kCompletionsBit)
+                OnCompletions(link);
+            else
+                OnConnectionEvent(link);
         }
     }
 }
@@ -409,9 +395,11 @@ void DataPlane::Accept(rpma::ConnReq request) {
         Log().error("session {}: setting up the connection's descriptors failed", session);
         return;
     }
-    WatchFd(*event_fd, &link->events);
+    link->token = ++last_token_;
+    link_tokens_[link->token] = token.session_id;
+    WatchFd(*event_fd, link->token << 1);
     if (link->messages_mr)
-        WatchFd(*cq_fd, &link->completions);
+        WatchFd(*cq_fd, link->token << 1 | kCompletionsBit);
     counters_.connections_accepted++;
     connections_++;
     Log().info("session {}: accepted a connection from {} for region '{}'", session, peer,
@@ -537,6 +525,7 @@ void DataPlane::Close(uint64_t session_id, bool lost) {
         return;
     std::unique_ptr<Link> link = std::move(it->second);
     links_.erase(it);
+    link_tokens_.erase(link->token);
     {
         std::lock_guard lock(drained_mu_);
         connections_--;

@@ -28,6 +28,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "daemon/config.h"
@@ -101,8 +102,12 @@ class DataPlane {
     void OnCompletions(Link &link);
     void ServeFlush(Link &link, uint32_t slot);
     void Close(uint64_t session_id, bool lost);
-    struct Watch;
-    void WatchFd(int fd, Watch *watch);
+    // epoll tags: the endpoint, the wake-up eventfd, and per link its token
+    // shifted left by one, the low bit set for its completion fd.
+    static constexpr uint64_t kEndpointTag = 0;
+    static constexpr uint64_t kWakeTag = 1;
+    static constexpr uint64_t kCompletionsBit = 1;
+    void WatchFd(int fd, uint64_t tag);
 
     SessionTable &sessions_;
     Counters &counters_;
@@ -118,12 +123,14 @@ class DataPlane {
     mutable std::mutex regions_mu_;
     std::map<std::string, std::shared_ptr<ExposedRegion>> regions_;
     std::optional<rpma::Endpoint> endpoint_;
-    std::map<uint64_t, std::unique_ptr<Link>> links_;  // by session id; data-plane thread only
+    // Data-plane thread only: links by session id, and session ids by link
+    // token (tokens start at 1, so no link's tags collide with the two above).
+    std::map<uint64_t, std::unique_ptr<Link>> links_;
+    std::unordered_map<uint64_t, uint64_t> link_tokens_;
+    uint64_t last_token_ = 0;
 
     int epoll_fd_ = -1;
     int wake_fd_ = -1;
-    std::unique_ptr<Watch> endpoint_watch_;
-    std::unique_ptr<Watch> wake_watch_;
     std::mutex commands_mu_;
     std::vector<Command> commands_;
     std::atomic<bool> stopping_{false};
