@@ -1,7 +1,7 @@
 """libFuzzer targets, built with clang outside Bazel's gcc toolchain.
 
 Bazel's C++ toolchain here is gcc, which has no libFuzzer, so a genrule runs
-Debian's clang++ on the harness and on the rpma_core sources under test.
+Debian's clang++ on the harness and on the sources under test.
 """
 
 # The harness is held to the project's warning policy; the library sources
@@ -9,15 +9,18 @@ Debian's clang++ on the harness and on the rpma_core sources under test.
 _SANITIZE = "-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 _CXXFLAGS = "-std=c++20 -g -O1 -fno-omit-frame-pointer -I. -Irpma_core/include " + _SANITIZE
 
-def rpma_fuzzer(name, harness, srcs, corpus, fuzzer_args = []):
+def rpma_fuzzer(name, harness, srcs, corpus, fuzzer_args = [], linkopts = []):
     """Builds the fuzzer `name` and a test running it briefly over `corpus`.
 
     Args:
       name: the fuzzer binary (bazel-bin/tests/fuzz/<name>).
       harness: the .cc file defining LLVMFuzzerTestOneInput.
-      srcs: the rpma_core sources under test (.cc) and every header they use.
+      srcs: the sources under test (.cc) and every header they use.
       corpus: the seed corpus directory, relative to this package.
       fuzzer_args: libFuzzer flags of the bounded test run.
+      linkopts: flags for the final link after the objects, such as the
+        system libraries (-lyaml-cpp) the sources under test call; those
+        libraries run uninstrumented.
     """
     native.genrule(
         name = name + "_build",
@@ -29,7 +32,7 @@ def rpma_fuzzer(name, harness, srcs, corpus, fuzzer_args = []):
             "clang++ %s -Wall -Wextra -Werror -c $(location %s) -o $$objs/harness.o" % (_CXXFLAGS, harness),
             "for src in $(SRCS); do case $$src in *.cc) [ $$src = $(location %s) ] || " % harness +
             "clang++ %s -c $$src -o $$objs/$$(basename $$src .cc).o || exit 1;; esac; done" % _CXXFLAGS,
-            "clang++ %s -pthread $$objs/*.o -o $@" % _SANITIZE,
+            "clang++ %s -pthread $$objs/*.o %s -o $@" % (_SANITIZE, " ".join(linkopts)),
             "rm -rf $$objs",
         ]),
         executable = True,
