@@ -1,0 +1,71 @@
+// The pure arithmetic of replicated operations: range checks, chunking,
+// a batch's covering range and the quorum verdict. No I/O, unit-tested in
+// tests/unit/client/plan_test.cc.
+#ifndef CLIENT_SRC_PLAN_H
+#define CLIENT_SRC_PLAN_H
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace rpma::client {
+
+// [offset, offset + length) lies within [0, size), without overflow.
+inline bool InRange(uint64_t offset, uint64_t length, uint64_t size) {
+    return offset <= size && length <= size - offset;
+}
+
+// A piece of a transfer: `length` bytes at `offset` of the region, at `skip`
+// bytes into the caller's buffer.
+struct Piece {
+    uint64_t offset;
+    size_t skip;
+    size_t length;
+};
+
+// [offset, offset + length) cut into pieces of at most `chunk` bytes.
+inline std::vector<Piece> Chunks(uint64_t offset, size_t length, size_t chunk) {
+    std::vector<Piece> pieces;
+    for (size_t done = 0; done < length;) {
+        const size_t n = std::min(chunk, length - done);
+        pieces.push_back({offset + done, done, n});
+        done += n;
+    }
+    return pieces;
+}
+
+struct Span {
+    uint64_t offset = 0;
+    uint64_t length = 0;
+};
+
+// The smallest range covering every (offset, length); {0, 0} for none or
+// only empty ones.
+inline Span Covering(const std::vector<Span> &ranges) {
+    uint64_t begin = UINT64_MAX, end = 0;
+    for (const Span &r : ranges) {
+        if (r.length == 0)
+            continue;
+        begin = std::min(begin, r.offset);
+        end = std::max(end, r.offset + r.length);
+    }
+    return begin == UINT64_MAX ? Span{} : Span{begin, end - begin};
+}
+
+enum class Verdict { kDone, kWaiting, kLost };
+
+// An operation needs `needed` confirmations: done when `confirmed` reach it,
+// lost when even the `undecided` replicas (live, not yet confirmed) cannot
+// make it up.
+inline Verdict QuorumVerdict(size_t confirmed, size_t undecided, size_t needed) {
+    if (confirmed >= needed)
+        return Verdict::kDone;
+    if (confirmed + undecided < needed)
+        return Verdict::kLost;
+    return Verdict::kWaiting;
+}
+
+}  // namespace rpma::client
+
+#endif  // CLIENT_SRC_PLAN_H

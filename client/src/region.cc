@@ -1,0 +1,676 @@
+// Region: replica set -> sessions (Replica::Connect) -> fan-out (post to
+// every replica, then Await) -> completions (Replica::Progress).
+#include "rpma/client/region.h"
+
+#include <poll.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "plan.h"
+#include "replica.h"
+
+namespace rpma::client {
+namespace {
+
+constexpr size_t kSlots = 8;
+constexpr size_t kSlotSize = size_t{1} << 20;
+constexpr size_t kStagingId = 0;
+
+std::string Describe(const char *what, uint64_t offset, uint64_t length) {
+    return std::string(what) + " of " + std::to_string(length) + " bytes at " +
+           std::to_string(offset);
+}
+
+}  // namespace
+
+class Region::Impl {
+  public:
+    struct Member {
+        std::string address;
+        std::unique_ptr<ControlPlane> control;
+        std::unique_ptr<Replica> replica;
+        ReplicaState state = ReplicaState::kFailed;
+        Status error;
+    };
+    struct Registered {
+        std::span<std::byte> bytes;
+        size_t id;
+        uint64_t last_seq = 0;
+    };
+    // Await's notion of done: the quorum of live replicas, every replica
+    // not failed, or one replica.
+    enum class Need { kQuorum, kAll, kOne };
+
+    Impl(std::string name, OpenOptions options)
+        : name_(std::move(name)), options_(std::move(options)) {}
+    ~Impl() {
+        {
+            std::lock_guard lock(queue_mu_);
+            stopping_ = true;
+        }
+        queue_cv_.notify_all();
+        if (worker_.joinable())
+            worker_.join();
+        std::lock_guard lock(mu_);
+        // Let laggards finish what they were given before disconnecting.
+        (void)Await("closing", Need::kAll, [&](Replica &r) { return r.completed() >= seq_; });
+    }
+
+    Status OpenAll(const ReplicaSet &set);
+    std::vector<ReplicaInfo> Infos() const;
+    Status Write(uint64_t offset, std::span<const std::byte> bytes, bool persist);
+    Status Persist(uint64_t offset, uint64_t length);
+    Status Commit(const Batch::Entry *entries, size_t count);
+    Status Read(uint64_t offset, std::span<std::byte> out, size_t index);
+    Status RegisterBuffer(std::span<std::byte> bytes);
+    Status UnregisterBuffer(std::span<std::byte> bytes);
+    Status Readd(size_t index, const ProgressCallback &progress);
+    std::future<Status> Submit(std::function<Status()> work);
+
+    uint64_t size() const { return size_; }
+
+  private:
+    void MarkFailed(size_t i, Status why, const std::string &op);
+    void ProgressAll(const std::string &op);
+    size_t Live() const;
+    Status QuorumLost(const std::string &op) const;
+    Status CheckQuorum(const std::string &op) const {
+        return Live() < quorum_ ? QuorumLost(op) : Status();
+    }
+    Status Await(const std::string &op, Need need, const std::function<bool(Replica &)> &done,
+                 size_t only = 0);
+    Status EnsureRoom(const std::string &op, bool persist);
+    Result<size_t> AcquireSlot(const std::string &op);
+    const Registered *Lookup(const void *data, size_t length) const;
+    // Posts `bytes` to every replica not failed; *last_seq is the seq of its
+    // last work request.
+    Status PostWrite(const std::string &op, uint64_t offset, std::span<const std::byte> bytes,
+                     uint64_t *last_seq);
+    Status PostPersist(const std::string &op, uint64_t offset, uint64_t length, uint64_t *seq);
+    void WorkerLoop();
+
+    const std::string name_;
+    const OpenOptions options_;
+    size_t quorum_ = 0;
+    uint64_t size_ = 0;
+
+    mutable std::mutex mu_;  // every operation, start to end
+    std::vector<Member> members_;
+    std::vector<std::byte> staging_;
+    uint64_t slot_seq_[kSlots] = {};  // the last seq that used each slot
+    size_t next_slot_ = 0;
+    uint64_t seq_ = 0;  // the last seq posted
+    std::vector<Registered> registered_;
+    size_t next_buffer_id_ = 1;
+
+    std::mutex queue_mu_;
+    std::condition_variable queue_cv_;
+    std::deque<std::packaged_task<Status()>> queue_;
+    bool stopping_ = false;
+    std::thread worker_;
+};
+
+Status Region::Impl::OpenAll(const ReplicaSet &set) {
+    if (set.addresses.empty())
+        return Status(StatusCode::kInvalidArgument, "the replica set has no addresses");
+    if (options_.quorum > set.addresses.size())
+        return Status(StatusCode::kInvalidArgument,
+                      "quorum " + std::to_string(options_.quorum) + " is larger than the " +
+                          std::to_string(set.addresses.size()) + " replicas of the set");
+    quorum_ = options_.quorum == 0 ? set.addresses.size() : options_.quorum;
+    staging_.resize(kSlots * kSlotSize);
+    for (const std::string &address : set.addresses) {
+        auto control = ControlPlane::Connect(address, set.options);
+        if (!control.ok())
+            return control.status();
+        Member member;
+        member.address = address;
+        member.control = std::move(*control);
+        members_.push_back(std::move(member));
+    }
+    for (size_t i = 0; i < members_.size(); ++i) {
+        Member &m = members_[i];
+        auto replica =
+            Replica::Connect(*m.control, name_, options_.create_size, options_.operation_timeout);
+        Status got = replica.ok() ? Status() : replica.status();
+        if (got.ok() && size_ != 0 && (*replica)->size() != size_)
+            got = Status(StatusCode::kFailedPrecondition,
+                         "its region has " + std::to_string((*replica)->size()) +
+                             " bytes where the others have " + std::to_string(size_));
+        if (got.ok())
+            got = (*replica)->Register(kStagingId, staging_);
+        if (!got.ok()) {
+            m.error = got;
+            m.error.WithReplica(i, m.address);
+            if (options_.on_failure)
+                options_.on_failure(m.error);
+            continue;
+        }
+        size_ = (*replica)->size();
+        m.replica = std::move(*replica);
+        m.state = ReplicaState::kLive;
+    }
+    if (Live() < quorum_) {
+        // The first replica's error says it best (e.g. kNotFound); the
+        // message names every one.
+        Status first;
+        std::string all;
+        for (const Member &m : members_)
+            if (m.state == ReplicaState::kFailed) {
+                if (first.ok())
+                    first = m.error;
+                all += (all.empty() ? "" : "; ") + m.error.ToString();
+            }
+        return Status(first.code(), "opening region " + name_ + ": " + std::to_string(Live()) +
+                                        " of " + std::to_string(members_.size()) +
+                                        " replicas opened, " + std::to_string(quorum_) +
+                                        " needed: " + all)
+            .WithReplica(*first.replica(), first.replica_address());
+    }
+    worker_ = std::thread([this] { WorkerLoop(); });
+    return Status();
+}
+
+std::vector<ReplicaInfo> Region::Impl::Infos() const {
+    std::lock_guard lock(mu_);
+    std::vector<ReplicaInfo> infos;
+    for (const Member &m : members_)
+        infos.push_back({m.address, m.state, m.replica && m.replica->gpspm(), m.error});
+    return infos;
+}
+
+void Region::Impl::MarkFailed(size_t i, Status why, const std::string &op) {
+    Member &m = members_[i];
+    if (m.state == ReplicaState::kFailed)
+        return;
+    m.state = ReplicaState::kFailed;
+    m.error =
+        Status(why.code(), "failed during " + op + ": " + why.message()).WithReplica(i, m.address);
+    if (options_.on_failure)
+        options_.on_failure(m.error);
+}
+
+void Region::Impl::ProgressAll(const std::string &op) {
+    for (size_t i = 0; i < members_.size(); ++i)
+        if (members_[i].state != ReplicaState::kFailed)
+            if (Status s = members_[i].replica->Progress(); !s.ok())
+                MarkFailed(i, s, op);
+}
+
+size_t Region::Impl::Live() const {
+    size_t live = 0;
+    for (const Member &m : members_)
+        live += m.state == ReplicaState::kLive;
+    return live;
+}
+
+Status Region::Impl::QuorumLost(const std::string &op) const {
+    std::string failed;
+    for (const Member &m : members_)
+        if (m.state == ReplicaState::kFailed)
+            failed += "; " + m.error.ToString();
+    return Status(StatusCode::kQuorumLost,
+                  op + ": " + std::to_string(Live()) + " of " + std::to_string(members_.size()) +
+                      " replicas live, " + std::to_string(quorum_) +
+                      " needed (Readd failed replicas once they are back)" + failed);
+}
+
+Status Region::Impl::Await(const std::string &op, Need need,
+                           const std::function<bool(Replica &)> &done, size_t only) {
+    const auto deadline = std::chrono::steady_clock::now() + options_.operation_timeout;
+    for (;;) {
+        ProgressAll(op);
+        size_t confirmed = 0, undecided = 0, waiting_on_any = 0;
+        std::vector<pollfd> fds;
+        std::vector<size_t> waiting;
+        for (size_t i = 0; i < members_.size(); ++i) {
+            Member &m = members_[i];
+            if (m.state == ReplicaState::kFailed || (need == Need::kOne && i != only))
+                continue;
+            const bool ok = done(*m.replica);
+            if (m.state == ReplicaState::kLive) {
+                confirmed += ok;
+                undecided += !ok;
+            }
+            if (!ok) {
+                ++waiting_on_any;
+                waiting.push_back(i);
+                for (int fd : m.replica->Fds())
+                    fds.push_back({fd, POLLIN, 0});
+            }
+        }
+        if (need == Need::kOne) {
+            if (members_[only].state == ReplicaState::kFailed)
+                return members_[only].error;
+            if (waiting.empty())
+                return Status();
+        } else {
+            if (Live() < quorum_)
+                return QuorumLost(op);
+            if (need == Need::kAll && waiting_on_any == 0)
+                return Status();
+            if (need == Need::kQuorum) {
+                const Verdict verdict = QuorumVerdict(confirmed, undecided, quorum_);
+                if (verdict == Verdict::kDone)
+                    return Status();
+                if (verdict == Verdict::kLost)
+                    return QuorumLost(op);
+            }
+        }
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            for (size_t i : waiting)
+                MarkFailed(i,
+                           Status(StatusCode::kDeadlineExceeded,
+                                  "no completion within " +
+                                      std::to_string(options_.operation_timeout.count()) +
+                                      " ms (the daemon hangs or the network is cut)"),
+                           op);
+            continue;
+        }
+        (void)poll(fds.data(), fds.size(), static_cast<int>(left.count()) + 1);
+    }
+}
+
+Status Region::Impl::EnsureRoom(const std::string &op, bool persist) {
+    return Await(op, Need::kAll, [persist](Replica &r) { return r.HasRoom(persist); });
+}
+
+Result<size_t> Region::Impl::AcquireSlot(const std::string &op) {
+    const size_t slot = next_slot_++ % kSlots;
+    const uint64_t used_by = slot_seq_[slot];
+    Status s = Await(op, Need::kAll, [used_by](Replica &r) { return r.completed() >= used_by; });
+    if (!s.ok())
+        return s;
+    return slot;
+}
+
+const Region::Impl::Registered *Region::Impl::Lookup(const void *data, size_t length) const {
+    const auto *p = static_cast<const std::byte *>(data);
+    for (const Registered &r : registered_)
+        if (p >= r.bytes.data() && p + length <= r.bytes.data() + r.bytes.size())
+            return &r;
+    return nullptr;
+}
+
+Status Region::Impl::PostWrite(const std::string &op, uint64_t offset,
+                               std::span<const std::byte> bytes, uint64_t *last_seq) {
+    auto post = [&](size_t buffer, size_t local, uint64_t at, size_t length) {
+        const uint64_t seq = ++seq_;
+        for (size_t i = 0; i < members_.size(); ++i)
+            if (members_[i].state != ReplicaState::kFailed)
+                if (Status s = members_[i].replica->PostWrite(at, buffer, local, length, seq);
+                    !s.ok())
+                    MarkFailed(i, s, op);
+        *last_seq = seq;
+        return seq;
+    };
+    if (const Registered *r = Lookup(bytes.data(), bytes.size())) {
+        if (Status s = EnsureRoom(op, false); !s.ok())
+            return s;
+        const uint64_t seq =
+            post(r->id, static_cast<size_t>(bytes.data() - r->bytes.data()), offset, bytes.size());
+        const_cast<Registered *>(r)->last_seq = seq;
+        return Status();
+    }
+    for (const Piece &piece : Chunks(offset, bytes.size(), kSlotSize)) {
+        auto slot = AcquireSlot(op);
+        if (!slot.ok())
+            return slot.status();
+        if (Status s = EnsureRoom(op, false); !s.ok())
+            return s;
+        std::memcpy(staging_.data() + *slot * kSlotSize, bytes.data() + piece.skip, piece.length);
+        slot_seq_[*slot] = post(kStagingId, *slot * kSlotSize, piece.offset, piece.length);
+    }
+    return Status();
+}
+
+Status Region::Impl::PostPersist(const std::string &op, uint64_t offset, uint64_t length,
+                                 uint64_t *seq) {
+    if (Status s = EnsureRoom(op, true); !s.ok())
+        return s;
+    *seq = ++seq_;
+    for (size_t i = 0; i < members_.size(); ++i)
+        if (members_[i].state != ReplicaState::kFailed)
+            if (Status s = members_[i].replica->PostPersist(offset, length, *seq); !s.ok())
+                MarkFailed(i, s, op);
+    return Status();
+}
+
+Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bool persist) {
+    const std::string op = Describe(persist ? "write+persist" : "write", offset, bytes.size());
+    if (!InRange(offset, bytes.size(), size_))
+        return Status(StatusCode::kInvalidArgument,
+                      op + ": beyond the region's " + std::to_string(size_) + " bytes");
+    std::lock_guard lock(mu_);
+    if (Status s = CheckQuorum(op); !s.ok() || bytes.empty())
+        return s;
+    uint64_t last = 0;
+    if (Status s = PostWrite(op, offset, bytes, &last); !s.ok())
+        return s;
+    if (!persist)
+        return Await(op, Need::kQuorum, [last](Replica &r) { return r.completed() >= last; });
+    if (Status s = PostPersist(op, offset, bytes.size(), &last); !s.ok())
+        return s;
+    return Await(op, Need::kQuorum, [last](Replica &r) { return r.persisted() >= last; });
+}
+
+Status Region::Impl::Persist(uint64_t offset, uint64_t length) {
+    const std::string op = Describe("persist", offset, length);
+    if (!InRange(offset, length, size_))
+        return Status(StatusCode::kInvalidArgument,
+                      op + ": beyond the region's " + std::to_string(size_) + " bytes");
+    std::lock_guard lock(mu_);
+    if (Status s = CheckQuorum(op); !s.ok() || length == 0)
+        return s;
+    uint64_t seq = 0;
+    if (Status s = PostPersist(op, offset, length, &seq); !s.ok())
+        return s;
+    return Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
+}
+
+Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
+    std::vector<Span> ranges;
+    for (size_t i = 0; i < count; ++i) {
+        if (!InRange(entries[i].offset, entries[i].bytes.size(), size_))
+            return Status(
+                StatusCode::kInvalidArgument,
+                "batch: " + Describe("write", entries[i].offset, entries[i].bytes.size()) +
+                    " is beyond the region's " + std::to_string(size_) + " bytes");
+        ranges.push_back({entries[i].offset, entries[i].bytes.size()});
+    }
+    const Span covering = Covering(ranges);
+    const std::string op = "batch of " + std::to_string(count) + " writes, " +
+                           Describe("persist", covering.offset, covering.length);
+    std::lock_guard lock(mu_);
+    if (Status s = CheckQuorum(op); !s.ok() || covering.length == 0)
+        return s;
+    uint64_t seq = 0;
+    for (size_t i = 0; i < count; ++i)
+        if (Status s = PostWrite(op, entries[i].offset, entries[i].bytes, &seq); !s.ok())
+            return s;
+    if (Status s = PostPersist(op, covering.offset, covering.length, &seq); !s.ok())
+        return s;
+    return Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
+}
+
+Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t index) {
+    const std::string op =
+        Describe("read", offset, out.size()) + " from replica " + std::to_string(index);
+    if (!InRange(offset, out.size(), size_))
+        return Status(StatusCode::kInvalidArgument,
+                      op + ": beyond the region's " + std::to_string(size_) + " bytes");
+    std::lock_guard lock(mu_);
+    if (index >= members_.size())
+        return Status(StatusCode::kInvalidArgument,
+                      op + ": the set has " + std::to_string(members_.size()) + " replicas");
+    if (members_[index].state != ReplicaState::kLive)
+        return Status(StatusCode::kFailedPrecondition, op + ": the replica is not live (" +
+                                                           members_[index].error.ToString() +
+                                                           "); read from another or Readd it")
+            .WithReplica(index, members_[index].address);
+    Replica &replica = *members_[index].replica;
+    auto await = [&](uint64_t seq) {
+        return Await(
+            op, Need::kOne, [seq](Replica &r) { return r.completed() >= seq; }, index);
+    };
+    auto post = [&](size_t buffer, size_t local, uint64_t at, size_t length) -> Status {
+        if (Status s = Await(
+                op, Need::kOne, [](Replica &r) { return r.HasRoom(false); }, index);
+            !s.ok())
+            return s;
+        const uint64_t seq = ++seq_;
+        if (Status s = replica.PostRead(at, buffer, local, length, seq); !s.ok()) {
+            MarkFailed(index, s, op);
+            return members_[index].error;
+        }
+        return await(seq);
+    };
+    if (out.empty())
+        return Status();
+    if (const Registered *r = Lookup(out.data(), out.size())) {
+        const auto local = static_cast<size_t>(out.data() - r->bytes.data());
+        return post(r->id, local, offset, out.size());
+    }
+    for (const Piece &piece : Chunks(offset, out.size(), kSlotSize)) {
+        auto slot = AcquireSlot(op);
+        if (!slot.ok())
+            return slot.status();
+        // The slot is this read's until it is copied out below.
+        slot_seq_[*slot] = seq_ + 1;
+        if (Status s = post(kStagingId, *slot * kSlotSize, piece.offset, piece.length); !s.ok())
+            return s;
+        std::memcpy(out.data() + piece.skip, staging_.data() + *slot * kSlotSize, piece.length);
+    }
+    return Status();
+}
+
+Status Region::Impl::RegisterBuffer(std::span<std::byte> bytes) {
+    if (bytes.empty())
+        return Status(StatusCode::kInvalidArgument, "registering an empty buffer");
+    std::lock_guard lock(mu_);
+    for (const Registered &r : registered_)
+        if (bytes.data() < r.bytes.data() + r.bytes.size() &&
+            r.bytes.data() < bytes.data() + bytes.size())
+            return Status(StatusCode::kAlreadyExists, "the buffer overlaps one registered already");
+    const size_t id = next_buffer_id_++;
+    for (size_t i = 0; i < members_.size(); ++i)
+        if (members_[i].state != ReplicaState::kFailed)
+            if (Status s = members_[i].replica->Register(id, bytes); !s.ok()) {
+                for (Member &m : members_)
+                    if (m.replica)
+                        m.replica->Unregister(id);
+                return s.WithReplica(i, members_[i].address);
+            }
+    registered_.push_back({bytes, id, 0});
+    return Status();
+}
+
+Status Region::Impl::UnregisterBuffer(std::span<std::byte> bytes) {
+    std::lock_guard lock(mu_);
+    for (auto it = registered_.begin(); it != registered_.end(); ++it) {
+        if (it->bytes.data() != bytes.data() || it->bytes.size() != bytes.size())
+            continue;
+        const uint64_t last = it->last_seq;
+        // Laggards may still read it: wait for them (or for their failure).
+        (void)Await("unregistering a buffer", Need::kAll,
+                    [last](Replica &r) { return r.completed() >= last; });
+        for (Member &m : members_)
+            if (m.replica)
+                m.replica->Unregister(it->id);
+        registered_.erase(it);
+        return Status();
+    }
+    return Status(StatusCode::kNotFound, "the buffer was not registered");
+}
+
+Status Region::Impl::Readd(size_t index, const ProgressCallback &progress) {
+    std::unique_lock lock(mu_);
+    if (index >= members_.size())
+        return Status(StatusCode::kInvalidArgument,
+                      "readd: the set has " + std::to_string(members_.size()) + " replicas");
+    Member &m = members_[index];
+    if (m.state != ReplicaState::kFailed)
+        return Status(StatusCode::kInvalidArgument, "readd: replica " + std::to_string(index) +
+                                                        " (" + m.address + ") is not failed");
+    m.replica.reset();  // the old session's connection, if any
+    auto replica = Replica::Connect(*m.control, name_, size_, options_.operation_timeout);
+    if (!replica.ok())
+        return replica.status().WithReplica(index, m.address);
+    if ((*replica)->size() != size_)
+        return Status(StatusCode::kFailedPrecondition,
+                      "readd: its region has " + std::to_string((*replica)->size()) +
+                          " bytes where the others have " + std::to_string(size_))
+            .WithReplica(index, m.address);
+    if (Status s = (*replica)->Register(kStagingId, staging_); !s.ok())
+        return s.WithReplica(index, m.address);
+    for (const Registered &r : registered_)
+        if (Status s = (*replica)->Register(r.id, r.bytes); !s.ok())
+            return s.WithReplica(index, m.address);
+    m.replica = std::move(*replica);
+    m.state = ReplicaState::kResyncing;
+    m.error = Status();
+    lock.unlock();
+
+    // Chunk by chunk under the mutex: a write to a chunk lands either before
+    // its copy (and is copied) or after it (and is posted to this replica
+    // behind the copy).
+    for (const Piece &piece : Chunks(0, size_, kSlotSize)) {
+        lock.lock();
+        const std::string op = "readd of replica " + std::to_string(index) + ": " +
+                               Describe("copy", piece.offset, piece.length);
+        auto fail = [&](Status s) {
+            MarkFailed(index, s, op);
+            return members_[index].error;
+        };
+        if (members_[index].state == ReplicaState::kFailed)
+            return members_[index].error;
+        size_t source = members_.size();
+        for (size_t i = 0; i < members_.size() && source == members_.size(); ++i)
+            if (members_[i].state == ReplicaState::kLive)
+                source = i;
+        if (source == members_.size())
+            return fail(QuorumLost(op));
+        const uint64_t before = seq_;
+        Status s = Await(
+            op, Need::kOne, [before](Replica &r) { return r.completed() >= before; }, source);
+        auto slot = s.ok() ? AcquireSlot(op) : Result<size_t>(s);
+        if (!slot.ok())
+            return fail(slot.status());
+        const size_t local = *slot * kSlotSize;
+        const uint64_t read_seq = ++seq_;
+        slot_seq_[*slot] = read_seq;
+        s = members_[source].replica->PostRead(piece.offset, kStagingId, local, piece.length,
+                                               read_seq);
+        if (!s.ok())
+            MarkFailed(source, s, op);
+        s = Await(
+            op, Need::kOne, [read_seq](Replica &r) { return r.completed() >= read_seq; }, source);
+        if (!s.ok())
+            return fail(s);  // the source failed: try Readd again with another
+        Replica &target = *members_[index].replica;
+        const uint64_t write_seq = ++seq_;
+        const uint64_t persist_seq = ++seq_;
+        slot_seq_[*slot] = write_seq;
+        s = target.PostWrite(piece.offset, kStagingId, local, piece.length, write_seq);
+        if (s.ok())
+            s = target.PostPersist(piece.offset, piece.length, persist_seq);
+        if (!s.ok())
+            return fail(s);
+        s = Await(
+            op, Need::kOne, [persist_seq](Replica &r) { return r.persisted() >= persist_seq; },
+            index);
+        if (!s.ok())
+            return s;
+        lock.unlock();
+        if (progress)
+            progress(piece.offset + piece.length, size_);
+    }
+    lock.lock();
+    if (members_[index].state == ReplicaState::kFailed)
+        return members_[index].error;
+    members_[index].state = ReplicaState::kLive;
+    return Status();
+}
+
+std::future<Status> Region::Impl::Submit(std::function<Status()> work) {
+    std::packaged_task<Status()> task(std::move(work));
+    std::future<Status> future = task.get_future();
+    {
+        std::lock_guard lock(queue_mu_);
+        queue_.push_back(std::move(task));
+    }
+    queue_cv_.notify_one();
+    return future;
+}
+
+void Region::Impl::WorkerLoop() {
+    for (;;) {
+        std::packaged_task<Status()> task;
+        {
+            std::unique_lock lock(queue_mu_);
+            queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+            if (queue_.empty())
+                return;  // stopping, and everything submitted ran
+            task = std::move(queue_.front());
+            queue_.pop_front();
+        }
+        task();
+    }
+}
+
+// --- Region: the public face ------------------------------------------------
+
+Region::Region(std::unique_ptr<Impl> impl, std::string name, uint64_t size)
+    : impl_(std::move(impl)), name_(std::move(name)), size_(size) {}
+
+Region::~Region() = default;
+
+Result<std::unique_ptr<Region>> Region::Open(const ReplicaSet &replicas, const std::string &name,
+                                             const OpenOptions &options) {
+    auto impl = std::make_unique<Impl>(name, options);
+    if (Status s = impl->OpenAll(replicas); !s.ok())
+        return s;
+    const uint64_t size = impl->size();
+    return std::unique_ptr<Region>(new Region(std::move(impl), name, size));
+}
+
+std::vector<ReplicaInfo> Region::replicas() const {
+    return impl_->Infos();
+}
+
+Status Region::Write(uint64_t offset, std::span<const std::byte> bytes) {
+    return impl_->Write(offset, bytes, false);
+}
+Status Region::Persist(uint64_t offset, uint64_t length) {
+    return impl_->Persist(offset, length);
+}
+Status Region::WritePersist(uint64_t offset, std::span<const std::byte> bytes) {
+    return impl_->Write(offset, bytes, true);
+}
+Status Region::Commit(const Batch &batch) {
+    return impl_->Commit(batch.writes_.data(), batch.writes_.size());
+}
+Status Region::Read(uint64_t offset, std::span<std::byte> out, size_t replica) {
+    return impl_->Read(offset, out, replica);
+}
+
+std::future<Status> Region::WriteAsync(uint64_t offset, std::span<const std::byte> bytes) {
+    return impl_->Submit(
+        [impl = impl_.get(), offset, bytes] { return impl->Write(offset, bytes, false); });
+}
+std::future<Status> Region::PersistAsync(uint64_t offset, uint64_t length) {
+    return impl_->Submit(
+        [impl = impl_.get(), offset, length] { return impl->Persist(offset, length); });
+}
+std::future<Status> Region::WritePersistAsync(uint64_t offset, std::span<const std::byte> bytes) {
+    return impl_->Submit(
+        [impl = impl_.get(), offset, bytes] { return impl->Write(offset, bytes, true); });
+}
+std::future<Status> Region::CommitAsync(const Batch &batch) {
+    return impl_->Submit([impl = impl_.get(), writes = batch.writes_] {
+        return impl->Commit(writes.data(), writes.size());
+    });
+}
+std::future<Status> Region::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t replica) {
+    return impl_->Submit(
+        [impl = impl_.get(), offset, out, replica] { return impl->Read(offset, out, replica); });
+}
+
+Status Region::RegisterBuffer(std::span<std::byte> bytes) {
+    return impl_->RegisterBuffer(bytes);
+}
+Status Region::UnregisterBuffer(std::span<std::byte> bytes) {
+    return impl_->UnregisterBuffer(bytes);
+}
+Status Region::Readd(size_t replica, const ProgressCallback &progress) {
+    return impl_->Readd(replica, progress);
+}
+
+}  // namespace rpma::client

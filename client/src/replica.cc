@@ -1,0 +1,312 @@
+#include "replica.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace rpma::client {
+namespace {
+
+namespace v1 = ::rpmad::v1;
+namespace wire = ::rpmad::wire;
+
+constexpr uint32_t kSqSize = 128;
+constexpr uint32_t kRqSize = wire::kMaxFlushesInFlight;
+constexpr uint32_t kCqSize = kSqSize + kRqSize;
+constexpr size_t kResponsesAt = wire::kMaxFlushesInFlight * wire::kFlushRequestSize;
+// Receive completions carry this bit in their wr_id, send-queue ones the seq
+// shifted left by one with bit 0 set for a persist.
+constexpr uint64_t kReceiveBit = uint64_t{1} << 63;
+
+const void *Context(uint64_t value) {
+    return reinterpret_cast<const void *>(static_cast<uintptr_t>(value));
+}
+
+Status DataPlaneError(const std::string &what, const rpma::Error &error) {
+    return Status(StatusCode::kDataPlane, what + ": " + error.message());
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const std::string &region,
+                                                  uint64_t create_size,
+                                                  std::chrono::milliseconds timeout) {
+    // The region: created when missing and asked to.
+    v1::Region info;
+    v1::GetRegionRequest get;
+    get.set_name(region);
+    grpc::Status got = control.regions().GetRegion(control.Context().get(), get, &info);
+    if (got.error_code() == grpc::StatusCode::NOT_FOUND && create_size > 0) {
+        v1::CreateRegionRequest create;
+        create.set_name(region);
+        create.set_size(create_size);
+        got = control.regions().CreateRegion(control.Context().get(), create, &info);
+        // Another client may have created it meanwhile: take it as it is.
+        if (got.error_code() == grpc::StatusCode::ALREADY_EXISTS)
+            got = control.regions().GetRegion(control.Context().get(), get, &info);
+    }
+    if (!got.ok())
+        return FromGrpc(got, control.address());
+    if (create_size > 0 && info.size() != create_size)
+        return Status(StatusCode::kAlreadyExists,
+                      control.address() + ": region " + region + " exists with " +
+                          std::to_string(info.size()) + " bytes, not the " +
+                          std::to_string(create_size) +
+                          " asked for: open it with its size or delete it first");
+
+    v1::OpenSessionRequest open;
+    open.set_region(region);
+    v1::OpenSessionResponse session;
+    got = control.sessions().OpenSession(control.Context().get(), open, &session);
+    if (!got.ok())
+        return FromGrpc(got, control.address());
+    const auto token = wire::DecodeToken(std::as_bytes(std::span(session.token())));
+    if (!token)
+        return Status(StatusCode::kInternal,
+                      control.address() + ": the daemon sent a malformed session token");
+
+    std::unique_ptr<Replica> replica(new Replica());
+    replica->address_ = control.address();
+    replica->session_id_ = session.session_id();
+    const std::string where = control.address() + " (data plane " + session.data_address() + ":" +
+                              session.data_port() + ")";
+    auto peer = Peer::ForAddress(session.data_address(), RPMA_UTIL_IBV_CONTEXT_REMOTE);
+    if (!peer.ok())
+        return DataPlaneError(where, peer.error());
+    replica->peer_.emplace(std::move(*peer));
+    replica->messages_.resize(kResponsesAt + wire::kMaxFlushesInFlight * wire::kFlushResponseSize);
+    auto mr = MemoryRegion::Register(*replica->peer_, replica->messages_,
+                                     RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV);
+    if (!mr.ok())
+        return DataPlaneError(where, mr.error());
+    replica->messages_mr_.emplace(std::move(*mr));
+
+    auto cfg = ConnCfg::New();
+    if (!cfg.ok())
+        return DataPlaneError(where, cfg.error());
+    for (auto set : {cfg->SetSqSize(kSqSize), cfg->SetRqSize(kRqSize), cfg->SetCqSize(kCqSize),
+                     cfg->SetTimeout(static_cast<int>(timeout.count()))})
+        if (!set.ok())
+            return DataPlaneError(where, set.error());
+    auto request =
+        ConnReq::New(*replica->peer_, session.data_address(), session.data_port(), &*cfg);
+    if (!request.ok())
+        return DataPlaneError(where, request.error());
+    // Every flush response needs a posted receive; post them all now.
+    for (size_t slot = 0; slot < wire::kMaxFlushesInFlight; ++slot) {
+        auto posted =
+            request->Recv(*replica->messages_mr_, kResponsesAt + slot * wire::kFlushResponseSize,
+                          wire::kFlushResponseSize, Context(kReceiveBit | slot));
+        if (!posted.ok())
+            return DataPlaneError(where, posted.error());
+    }
+    const auto pdata = wire::EncodeConnectRequest(*token);
+    auto conn = std::move(*request).Connect(std::as_bytes(std::span(pdata)));
+    if (!conn.ok())
+        return DataPlaneError(where, conn.error());
+    replica->conn_.emplace(std::move(*conn));
+
+    auto event_fd = replica->conn_->EventFd();
+    if (!event_fd.ok())
+        return DataPlaneError(where, event_fd.error());
+    pollfd p{*event_fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(timeout.count())) != 1)
+        return Status(StatusCode::kDeadlineExceeded,
+                      where + ": the data-plane connection was not established within " +
+                          std::to_string(timeout.count()) + " ms");
+    auto event = replica->conn_->NextEvent();
+    if (!event.ok())
+        return DataPlaneError(where, event.error());
+    if (*event != RPMA_CONN_ESTABLISHED)
+        return Status(StatusCode::kDataPlane,
+                      where + ": the daemon did not accept the connection (" +
+                          rpma_utils_conn_event_2str(*event) +
+                          "): the token expired or the region went away; open again");
+    auto accept_data = replica->conn_->PrivateData();
+    if (!accept_data.ok())
+        return DataPlaneError(where, accept_data.error());
+    const auto accept = wire::DecodeConnectAccept(*accept_data);
+    if (!accept)
+        return Status(StatusCode::kInternal, where + ": malformed acceptance private data");
+    auto remote = RemoteMemory::FromDescriptor(accept->region_descriptor);
+    if (!remote.ok())
+        return DataPlaneError(where, remote.error());
+    auto peer_cfg = PeerCfg::FromDescriptor(accept->peer_cfg_descriptor);
+    if (!peer_cfg.ok())
+        return DataPlaneError(where, peer_cfg.error());
+    if (auto applied = replica->conn_->ApplyRemotePeerCfg(*peer_cfg); !applied.ok())
+        return DataPlaneError(where, applied.error());
+    replica->region_.emplace(std::move(*remote));
+    replica->size_ = accept->region_size;
+    replica->gpspm_ = accept->persistence == v1::PERSISTENCE_GPSPM;
+    auto cq_fd = replica->conn_->Cq().fd();
+    if (!cq_fd.ok())
+        return DataPlaneError(where, cq_fd.error());
+    replica->cq_fd_ = *cq_fd;
+    replica->event_fd_ = *event_fd;
+    return replica;
+}
+
+Replica::~Replica() {
+    if (!conn_)
+        return;
+    // Wait briefly for CLOSED so that the daemon ends the session now, not
+    // when it notices the socket gone.
+    if (conn_->Disconnect().ok() && !failure_) {
+        pollfd p{event_fd_, POLLIN, 0};
+        if (poll(&p, 1, 1000) == 1)
+            (void)conn_->NextEvent();
+    }
+    conn_.reset();
+}
+
+Status Replica::Register(size_t id, std::span<std::byte> bytes) {
+    if (buffers_.size() <= id)
+        buffers_.resize(id + 1);
+    auto mr =
+        MemoryRegion::Register(*peer_, bytes, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
+    if (!mr.ok())
+        return DataPlaneError(address_ + ": registering a buffer", mr.error());
+    buffers_[id].emplace(std::move(*mr));
+    return Status();
+}
+
+void Replica::Unregister(size_t id) {
+    if (id < buffers_.size())
+        buffers_[id].reset();
+}
+
+Status Replica::Fail(Status status) {
+    if (!failure_)
+        failure_ = std::move(status);
+    return *failure_;
+}
+
+bool Replica::HasRoom(bool persist) const {
+    if (posted_ - finished_ + 1 >= kSqSize)
+        return false;
+    return !persist || !gpspm_ || flushes_posted_ - flushes_answered_ < wire::kMaxFlushesInFlight;
+}
+
+Status Replica::PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
+                          uint64_t seq) {
+    if (failure_)
+        return *failure_;
+    auto posted = conn_->Write(*region_, remote_offset, *buffers_.at(buffer), local_offset, length,
+                               RPMA_F_COMPLETION_ALWAYS, Context(seq << 1));
+    if (!posted.ok())
+        return Fail(DataPlaneError("posting a write", posted.error()));
+    ++posted_;
+    return Status();
+}
+
+Status Replica::PostRead(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
+                         uint64_t seq) {
+    if (failure_)
+        return *failure_;
+    auto posted = conn_->Read(*buffers_.at(buffer), local_offset, *region_, remote_offset, length,
+                              RPMA_F_COMPLETION_ALWAYS, Context(seq << 1));
+    if (!posted.ok())
+        return Fail(DataPlaneError("posting a read", posted.error()));
+    ++posted_;
+    return Status();
+}
+
+Status Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
+    if (failure_)
+        return *failure_;
+    if (!gpspm_) {
+        auto posted = conn_->Flush(*region_, offset, length, RPMA_FLUSH_TYPE_PERSISTENT,
+                                   RPMA_F_COMPLETION_ALWAYS, Context(seq << 1 | 1));
+        if (!posted.ok())
+            return Fail(DataPlaneError("posting a persistent flush", posted.error()));
+        ++posted_;
+        return Status();
+    }
+    // A request slot is free again once its response came: at most
+    // kMaxFlushesInFlight are outstanding (HasRoom).
+    const size_t at = (flushes_posted_ % wire::kMaxFlushesInFlight) * wire::kFlushRequestSize;
+    wire::EncodeFlushRequest({seq, offset, length},
+                             std::span<std::byte, wire::kFlushRequestSize>(
+                                 messages_.data() + at, wire::kFlushRequestSize));
+    auto posted = conn_->Send(*messages_mr_, at, wire::kFlushRequestSize, RPMA_F_COMPLETION_ALWAYS,
+                              Context(seq << 1));
+    if (!posted.ok())
+        return Fail(DataPlaneError("posting a GPSPM flush request", posted.error()));
+    ++posted_;
+    ++flushes_posted_;
+    return Status();
+}
+
+Status Replica::OnCompletion(const ibv_wc &wc) {
+    if (wc.status != IBV_WC_SUCCESS)
+        return Fail(Status(StatusCode::kDataPlane,
+                           std::string("a work request failed: ") + ibv_wc_status_str(wc.status) +
+                               " (the connection broke or the daemon refused the access)"));
+    if ((wc.wr_id & kReceiveBit) == 0) {
+        const uint64_t seq = wc.wr_id >> 1;
+        ++finished_;
+        completed_ = std::max(completed_, seq);
+        if (wc.wr_id & 1)
+            persisted_ = std::max(persisted_, seq);
+        return Status();
+    }
+    const size_t slot = wc.wr_id & ~kReceiveBit;
+    const size_t at = kResponsesAt + slot * wire::kFlushResponseSize;
+    const auto response =
+        wire::DecodeFlushResponse(std::span(messages_.data() + at, wire::kFlushResponseSize));
+    if (!response)
+        return Fail(Status(StatusCode::kInternal, "a malformed GPSPM flush response"));
+    if (response->status != wire::FlushStatus::kOk)
+        return Fail(Status(StatusCode::kDataPlane,
+                           "the daemon refused a GPSPM flush request (status " +
+                               std::to_string(static_cast<int>(response->status)) + ")"));
+    ++flushes_answered_;
+    persisted_ = std::max(persisted_, response->request_id);
+    auto reposted =
+        conn_->Recv(*messages_mr_, at, wire::kFlushResponseSize, Context(kReceiveBit | slot));
+    if (!reposted.ok())
+        return Fail(DataPlaneError("reposting a receive", reposted.error()));
+    return Status();
+}
+
+Status Replica::Progress() {
+    if (failure_)
+        return *failure_;
+    // A connection event now can only be its end (CLOSED or LOST).
+    pollfd p{event_fd_, POLLIN, 0};
+    if (poll(&p, 1, 0) == 1) {
+        auto event = conn_->NextEvent();
+        if (event.ok() && (*event == RPMA_CONN_CLOSED || *event == RPMA_CONN_LOST))
+            return Fail(
+                Status(StatusCode::kDataPlane, std::string("the data-plane connection ended (") +
+                                                   rpma_utils_conn_event_2str(*event) +
+                                                   "): the daemon stopped or the network failed"));
+    }
+    CompletionQueue cq = conn_->Cq();
+    // Consume the channel's event (which re-arms it) when one fired, then
+    // drain: completions that came before the re-arm are polled here.
+    pollfd c{cq_fd_, POLLIN, 0};
+    if (poll(&c, 1, 0) == 1)
+        (void)cq.Wait();
+    ibv_wc wc[16];
+    for (;;) {
+        auto n = cq.Poll(wc);
+        if (!n.ok())
+            return Fail(DataPlaneError("polling completions", n.error()));
+        for (int i = 0; i < *n; ++i)
+            if (Status s = OnCompletion(wc[i]); !s.ok())
+                return s;
+        if (*n < static_cast<int>(std::size(wc)))
+            return Status();
+    }
+}
+
+std::vector<int> Replica::Fds() const {
+    if (failure_)
+        return {};
+    return {cq_fd_, event_fd_};
+}
+
+}  // namespace rpma::client

@@ -1,0 +1,98 @@
+// One replica of a region: its rpmad session and the data-plane connection
+// made with the session's token. Posts never block; Progress() collects what
+// completed. Private to the library; Region owns every Replica and calls it
+// under its operation mutex only.
+#ifndef CLIENT_SRC_REPLICA_H
+#define CLIENT_SRC_REPLICA_H
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "proto/rpmad/v1/data_plane.h"
+#include "rpma/client/control_plane.h"
+#include "rpma/client/status.h"
+#include "rpma/rpma.hpp"
+
+namespace rpma::client {
+
+class Replica {
+  public:
+    // Local memory the replica's operations use: buffers[0] is the staging
+    // ring, the others are the application's registered buffers (by id).
+    // Each is registered with this replica's peer (its protection domain).
+    static Result<std::unique_ptr<Replica>> Connect(ControlPlane &control,
+                                                    const std::string &region, uint64_t create_size,
+                                                    std::chrono::milliseconds timeout);
+    ~Replica();
+
+    uint64_t size() const { return size_; }
+    bool gpspm() const { return gpspm_; }
+    const std::string &session_id() const { return session_id_; }
+
+    // Registers `bytes` as local buffer `id` (0: the staging ring).
+    Status Register(size_t id, std::span<std::byte> bytes);
+    void Unregister(size_t id);
+
+    // Non-blocking posts; every work request carries the region-wide
+    // sequence number `seq`, and completes in posting order.
+    Status PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
+                     uint64_t seq);
+    Status PostRead(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
+                    uint64_t seq);
+    // APM: a persistent rpma_flush. GPSPM: a flush request message; durable
+    // when the daemon's response comes back.
+    Status PostPersist(uint64_t offset, uint64_t length, uint64_t seq);
+
+    // Room for one more work request (and, for a persist, one more flush
+    // request in flight).
+    bool HasRoom(bool persist) const;
+
+    // Collects every completion ready now. An error (a failed completion, a
+    // refused flush, a lost connection) is the replica's end: it is
+    // returned every time after.
+    Status Progress();
+    // The fds that become readable when Progress has something to do.
+    std::vector<int> Fds() const;
+
+    // The highest seq whose work request completed (writes landed, reads
+    // arrived) and whose persist was acknowledged durable.
+    uint64_t completed() const { return completed_; }
+    uint64_t persisted() const { return persisted_; }
+
+  private:
+    Replica() = default;
+    Status Fail(Status status);
+    Status PostReceive(size_t slot);
+    Status OnCompletion(const ibv_wc &wc);
+
+    std::string address_;
+    std::string session_id_;
+    uint64_t size_ = 0;
+    bool gpspm_ = false;
+    std::optional<Peer> peer_;
+    std::vector<std::optional<MemoryRegion>> buffers_;
+    // GPSPM messages: kMaxFlushesInFlight request slots, then as many
+    // response slots.
+    std::vector<std::byte> messages_;
+    std::optional<MemoryRegion> messages_mr_;
+    std::optional<Connection> conn_;
+    std::optional<RemoteMemory> region_;
+    int cq_fd_ = -1;
+    int event_fd_ = -1;
+    uint64_t posted_ = 0;    // work requests on the send queue, ever
+    uint64_t finished_ = 0;  // of them, completed
+    uint64_t flushes_posted_ = 0;
+    uint64_t flushes_answered_ = 0;
+    uint64_t completed_ = 0;
+    uint64_t persisted_ = 0;
+    std::optional<Status> failure_;
+};
+
+}  // namespace rpma::client
+
+#endif  // CLIENT_SRC_REPLICA_H
