@@ -393,8 +393,10 @@ class ConfigReader {
                                            ", got " + Describe(node) +
                                            "; indent its keys under it, one per line");
         }
-        for (auto it = node.begin(); it != node.end(); ++it) {
-            const YAML::Node &name = it->first;
+        // Each entry by value: `it->first` is a member of a temporary proxy,
+        // and a reference to it dangles.
+        for (const auto &entry : node) {
+            const YAML::Node name = entry.first;
             int line = LineOf(name);
             if (!name.IsScalar()) {
                 return Error(line, (section.empty() ? "the top level" : section) +
@@ -407,11 +409,11 @@ class ConfigReader {
             }
             where_.Record(path, line);
             if (const Key *key = FindKey(path)) {
-                if (Status s = ReadValue(it->second, path, line, *key, config); !s.ok()) {
+                if (Status s = ReadValue(entry.second, path, line, *key, config); !s.ok()) {
                     return s;
                 }
             } else if (!ChildrenOf(path).empty()) {
-                if (Status s = ReadMapping(it->second, path, config); !s.ok())
+                if (Status s = ReadMapping(entry.second, path, config); !s.ok())
                     return s;
             } else {
                 std::string within = section.empty() ? "at the top level" : "in " + section;
