@@ -154,6 +154,8 @@ enum rpma_util_ibv_context_type {
  * Returns: 0 on success, a negative error code otherwise; *ibv_ctx_ptr is untouched on failure.
  * Errors:
  *   RPMA_E_INVAL    - addr or ibv_ctx_ptr is NULL, or type is not a known enumerator
+ *   RPMA_E_INVAL    - the environment variable RPMA_PROVIDER is set to something other than
+ *                     "auto", "verbs" or "tcp"
  *   RPMA_E_NOMEM    - out of memory
  *   RPMA_E_PROVIDER - address info lookup, CM ID creation, address binding or address
  *                     resolution failed (details in the log)
@@ -171,7 +173,8 @@ int rpma_utils_get_ibv_context(const char *addr, enum rpma_util_ibv_context_type
  * failure.
  * Errors:
  *   RPMA_E_INVAL    - ibv_ctx or is_odp_capable is NULL
- *   RPMA_E_PROVIDER - querying the device attributes failed (details in the log)
+ *   RPMA_E_PROVIDER - ibv_ctx belongs to no provider of this library (it did not come from
+ *                     rpma_utils_get_ibv_context()), or querying its attributes failed
  */
 int rpma_utils_ibv_context_is_odp_capable(struct ibv_context *ibv_ctx, int *is_odp_capable);
 
@@ -280,7 +283,8 @@ struct rpma_peer;
  *   RPMA_E_INVAL    - ibv_ctx or peer_ptr is NULL
  *   RPMA_E_NOMEM    - allocating the protection domain failed with ENOMEM, or out of memory
  *   RPMA_E_PROVIDER - allocating the protection domain failed with an error other than ENOMEM
- *   RPMA_E_UNKNOWN  - allocating the protection domain failed without reporting an error
+ *   RPMA_E_PROVIDER - ibv_ctx belongs to no provider of this library (it did not come from
+ *                     rpma_utils_get_ibv_context())
  */
 int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr);
 
@@ -288,12 +292,12 @@ int rpma_peer_new(struct ibv_context *ibv_ctx, struct rpma_peer **peer_ptr);
  * rpma_peer_delete -- destroy a peer.
  *
  * Releases the protection domain and sets *peer_ptr to NULL; a NULL *peer_ptr is a no-op.
- * Delete all objects created from the peer first.
+ * Delete all objects created from the peer first. A failure to release the protection domain
+ * (e.g. memory still registered in it) is logged, not returned: the peer is gone either way.
  *
  * Returns: 0 on success, a negative error code otherwise; *peer_ptr is not reset on failure.
  * Errors:
- *   RPMA_E_PROVIDER - releasing the protection domain failed
- * Note: as in librpma 1.2, a NULL peer_ptr is also rejected with RPMA_E_INVAL.
+ *   RPMA_E_INVAL - peer_ptr is NULL
  */
 int rpma_peer_delete(struct rpma_peer **peer_ptr);
 
@@ -336,12 +340,12 @@ int rpma_mr_reg(struct rpma_peer *peer, void *ptr, size_t size, int usage,
  * rpma_mr_dereg -- deregister memory and destroy a local region object.
  *
  * Sets *mr_ptr to NULL on success; a NULL *mr_ptr is a no-op. No operation using the region may
- * still be in flight. Not thread-safe.
+ * still be in flight. Not thread-safe. A failure of the transport to deregister the memory is
+ * logged, not returned: the region object is gone either way.
  *
  * Returns: 0 on success, a negative error code otherwise; *mr_ptr is not reset on failure.
  * Errors:
- *   RPMA_E_INVAL    - mr_ptr is NULL
- *   RPMA_E_PROVIDER - the memory deregistration failed
+ *   RPMA_E_INVAL - mr_ptr is NULL
  */
 int rpma_mr_dereg(struct rpma_mr_local **mr_ptr);
 
@@ -369,7 +373,6 @@ int rpma_mr_get_descriptor(const struct rpma_mr_local *mr, void *desc);
  * Errors:
  *   RPMA_E_INVAL  - desc or mr_ptr is NULL
  *   RPMA_E_INVAL  - desc_size is too small for a descriptor, or the decoded usage is 0
- *   RPMA_E_NOSUPP - the decoded contents do not describe a valid memory region
  *   RPMA_E_NOMEM  - out of memory
  */
 int rpma_mr_remote_from_descriptor(const void *desc, size_t desc_size,
@@ -443,6 +446,7 @@ int rpma_mr_remote_delete(struct rpma_mr_remote **mr_ptr);
  *
  * Returns: 0 on success, a negative error code otherwise.
  * Errors:
+ *   RPMA_E_INVAL    - mr is NULL
  *   RPMA_E_INVAL    - the range exceeds the region, the region's usage does not permit this
  *                     advice, or flags are invalid
  *   RPMA_E_NOSUPP   - advising is not supported by the system or device
@@ -672,11 +676,9 @@ enum rpma_conn_event {
  * Returns: 0 on success, a negative error code otherwise; *event is untouched on failure.
  * Errors:
  *   RPMA_E_INVAL    - conn or event is NULL
+ *   RPMA_E_NO_EVENT - the event fd is non-blocking and no event is pending
  *   RPMA_E_UNKNOWN  - an event that maps to no rpma_conn_event arrived
  *   RPMA_E_PROVIDER - fetching or acknowledging the event failed
- *   RPMA_E_NOMEM    - out of memory
- * Note: as in librpma, with a non-blocking event fd and nothing pending it returns
- * RPMA_E_NO_EVENT.
  */
 int rpma_conn_next_event(struct rpma_conn *conn, enum rpma_conn_event *event);
 
@@ -775,12 +777,12 @@ int rpma_conn_disconnect(struct rpma_conn *conn);
  * rpma_conn_delete -- destroy a closed connection and all its resources.
  *
  * Frees the queues, CQs, completion channel and private data. A NULL *conn_ptr is a no-op.
+ * A failure of the transport to release one of them is logged, not returned: the connection
+ * object is gone either way.
  *
- * Returns: 0 on success, a negative error code otherwise; *conn_ptr is reset to NULL whether or
- * not the call succeeds (the object is gone either way).
+ * Returns: 0 on success, a negative error code otherwise.
  * Errors:
- *   RPMA_E_INVAL    - conn_ptr is NULL, or unmapping internal memory failed
- *   RPMA_E_PROVIDER - destroying a CQ or the connection identifier failed
+ *   RPMA_E_INVAL - conn_ptr is NULL
  */
 int rpma_conn_delete(struct rpma_conn **conn_ptr);
 
@@ -812,15 +814,14 @@ int rpma_conn_req_new(struct rpma_peer *peer, const char *addr, const char *port
  * rpma_conn_req_delete -- abandon a connection request.
  *
  * An incoming request is rejected; an outgoing one is destroyed without connecting. All its
- * resources are freed. A NULL *req_ptr is a no-op. Not thread-safe.
+ * resources are freed; a failure of the transport to release one of them is logged, not
+ * returned. A NULL *req_ptr is a no-op. Not thread-safe.
  *
  * Returns: 0 on success, a negative error code otherwise; *req_ptr is reset to NULL whether or
- * not the call succeeds.
+ * not the call succeeds, except when req_ptr is NULL.
  * Errors:
  *   RPMA_E_INVAL    - req_ptr is NULL
- *   RPMA_E_PROVIDER - destroying the queue pair or a CQ failed; rejecting the request or
- *                     acknowledging its event failed (incoming only); destroying the CM ID
- *                     failed (outgoing only)
+ *   RPMA_E_PROVIDER - rejecting the request failed (incoming only)
  */
 int rpma_conn_req_delete(struct rpma_conn_req **req_ptr);
 
@@ -839,6 +840,8 @@ int rpma_conn_req_delete(struct rpma_conn_req **req_ptr);
  * Errors:
  *   RPMA_E_INVAL    - req_ptr, *req_ptr or conn_ptr is NULL
  *   RPMA_E_INVAL    - pdata is not NULL but pdata->ptr is NULL or pdata->len == 0
+ *   RPMA_E_INVAL    - the request lost its queue pair in a failed
+ *                     rpma_ext_conn_req_move_to_peer() (see rpma_ext.h)
  *   RPMA_E_NOMEM    - out of memory
  *   RPMA_E_PROVIDER - starting the connection failed (outgoing only)
  *   RPMA_E_PROVIDER - accepting the request failed (incoming only)
@@ -889,6 +892,8 @@ int rpma_conn_wait(struct rpma_conn *conn, int flags, struct rpma_cq **cq, bool 
  * Returns: 0 on success, a negative error code otherwise.
  * Errors:
  *   RPMA_E_INVAL    - req or dst is NULL (op_context may be NULL)
+ *   RPMA_E_INVAL    - the request lost its queue pair in a failed
+ *                     rpma_ext_conn_req_move_to_peer() (see rpma_ext.h)
  *   RPMA_E_PROVIDER - posting the receive failed
  */
 int rpma_conn_req_recv(struct rpma_conn_req *req, struct rpma_mr_local *dst, size_t offset,
@@ -921,12 +926,12 @@ int rpma_ep_listen(struct rpma_peer *peer, const char *addr, const char *port,
  * rpma_ep_shutdown -- stop listening and destroy the endpoint.
  *
  * Connections previously obtained through the endpoint stay alive. A NULL *ep_ptr is a no-op.
- * Not thread-safe.
+ * Not thread-safe. A failure of the transport to close the listener is logged, not returned:
+ * the endpoint is gone either way.
  *
  * Returns: 0 on success, a negative error code otherwise; *ep_ptr is not reset on failure.
  * Errors:
- *   RPMA_E_INVAL    - ep_ptr is NULL
- *   RPMA_E_PROVIDER - destroying the listening CM ID failed
+ *   RPMA_E_INVAL - ep_ptr is NULL
  */
 int rpma_ep_shutdown(struct rpma_ep **ep_ptr);
 
@@ -1068,13 +1073,12 @@ int rpma_srq_new(struct rpma_peer *peer, struct rpma_srq_cfg *cfg, struct rpma_s
 /*
  * rpma_srq_delete -- destroy a shared receive queue and its receive CQ.
  *
- * A NULL *srq_ptr is a no-op. Not thread-safe.
+ * A NULL *srq_ptr is a no-op. Not thread-safe. A failure of the transport to destroy the CQ,
+ * the completion channel or the SRQ (e.g. a connection still using it) is logged, not returned.
  *
- * Returns: 0 on success, a negative error code otherwise; *srq_ptr is reset to NULL whether or
- * not the call succeeds.
+ * Returns: 0 on success, a negative error code otherwise.
  * Errors:
- *   RPMA_E_INVAL    - srq_ptr is NULL
- *   RPMA_E_PROVIDER - destroying the CQ, the completion channel or the SRQ failed
+ *   RPMA_E_INVAL - srq_ptr is NULL
  */
 int rpma_srq_delete(struct rpma_srq **srq_ptr);
 
@@ -1129,6 +1133,7 @@ int rpma_srq_get_rcq(const struct rpma_srq *srq, struct rpma_cq **rcq_ptr);
  *   RPMA_E_INVAL    - conn is NULL or flags == 0
  *   RPMA_E_INVAL    - dst is NULL while src != NULL, src_offset != 0, dst_offset != 0 or len != 0
  *   RPMA_E_INVAL    - src is NULL while dst != NULL, src_offset != 0, dst_offset != 0 or len != 0
+ *   RPMA_E_INVAL    - len is larger than UINT32_MAX
  *   RPMA_E_PROVIDER - posting the work request failed
  */
 int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offset,
@@ -1148,6 +1153,7 @@ int rpma_read(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t dst_offs
  *   RPMA_E_INVAL    - conn is NULL or flags == 0
  *   RPMA_E_INVAL    - dst is NULL while src != NULL, src_offset != 0, dst_offset != 0 or len != 0
  *   RPMA_E_INVAL    - src is NULL while dst != NULL, src_offset != 0, dst_offset != 0 or len != 0
+ *   RPMA_E_INVAL    - len is larger than UINT32_MAX
  *   RPMA_E_PROVIDER - posting the work request failed
  */
 int rpma_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
@@ -1166,6 +1172,7 @@ int rpma_write(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
  *   RPMA_E_INVAL    - conn is NULL or flags == 0
  *   RPMA_E_INVAL    - dst is NULL while src != NULL, src_offset != 0, dst_offset != 0 or len != 0
  *   RPMA_E_INVAL    - src is NULL while dst != NULL, src_offset != 0, dst_offset != 0 or len != 0
+ *   RPMA_E_INVAL    - len is larger than UINT32_MAX
  *   RPMA_E_PROVIDER - posting the work request failed
  */
 int rpma_write_with_imm(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_offset,
@@ -1240,6 +1247,7 @@ int rpma_flush(struct rpma_conn *conn, struct rpma_mr_remote *dst, size_t dst_of
  * Errors:
  *   RPMA_E_INVAL    - conn is NULL or flags == 0
  *   RPMA_E_INVAL    - src is NULL while offset != 0 or len != 0
+ *   RPMA_E_INVAL    - len is larger than UINT32_MAX
  *   RPMA_E_PROVIDER - posting the work request failed
  */
 int rpma_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset, size_t len,
@@ -1255,6 +1263,7 @@ int rpma_send(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t of
  * Errors:
  *   RPMA_E_INVAL    - conn is NULL or flags == 0
  *   RPMA_E_INVAL    - src is NULL while offset != 0 or len != 0
+ *   RPMA_E_INVAL    - len is larger than UINT32_MAX
  *   RPMA_E_PROVIDER - posting the work request failed
  */
 int rpma_send_with_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, size_t offset,
@@ -1273,6 +1282,7 @@ int rpma_send_with_imm(struct rpma_conn *conn, const struct rpma_mr_local *src, 
  * Errors:
  *   RPMA_E_INVAL    - conn is NULL
  *   RPMA_E_INVAL    - dst is NULL while offset != 0 or len != 0
+ *   RPMA_E_INVAL    - len is larger than UINT32_MAX
  *   RPMA_E_PROVIDER - posting the receive failed
  */
 int rpma_recv(struct rpma_conn *conn, struct rpma_mr_local *dst, size_t offset, size_t len,
@@ -1309,6 +1319,8 @@ int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd);
  *   RPMA_E_PROVIDER       - re-arming the CQ notification failed
  *   RPMA_E_NO_COMPLETION  - no completion event could be obtained
  *   RPMA_E_SHARED_CHANNEL - the CQ uses a shared completion channel; use rpma_conn_wait()
+ *   RPMA_E_UNKNOWN        - the event came from another CQ than cq (as in librpma; the
+ *                           channel is cq's own, so this points to memory corruption)
  */
 int rpma_cq_wait(struct rpma_cq *cq);
 
@@ -1327,8 +1339,7 @@ int rpma_cq_wait(struct rpma_cq *cq);
  *   RPMA_E_INVAL         - cq or wc is NULL, num_entries < 1, or num_entries > 1 while
  *                          num_entries_got is NULL
  *   RPMA_E_NO_COMPLETION - the CQ is empty
- *   RPMA_E_PROVIDER      - polling failed with a provider error
- *   RPMA_E_UNKNOWN       - polling failed without a provider error
+ *   RPMA_E_PROVIDER      - polling failed
  */
 int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got);
 
@@ -1388,7 +1399,6 @@ enum rpma_log_threshold {
  * Errors:
  *   RPMA_E_INVAL - threshold is neither RPMA_LOG_THRESHOLD nor RPMA_LOG_THRESHOLD_AUX
  *   RPMA_E_INVAL - level is outside enum rpma_log_level
- *   RPMA_E_AGAIN - a concurrent update got in the way; retrying may succeed
  */
 int rpma_log_set_threshold(enum rpma_log_threshold threshold, enum rpma_log_level level);
 
@@ -1420,9 +1430,8 @@ typedef void rpma_log_function(enum rpma_log_level level, const char *file_name,
  * RPMA_LOG_USE_DEFAULT_FUNCTION (the initial setting) restores the built-in function, which
  * writes to syslog(3) and stderr (see rpma_log_set_threshold()).
  *
- * Returns: 0 on success, a negative error code otherwise.
- * Errors:
- *   RPMA_E_AGAIN - a concurrent update got in the way; retrying may succeed
+ * Returns: 0; this implementation never fails. (librpma returns RPMA_E_AGAIN when a concurrent
+ * update gets in the way; a program meant to run on both may retry on it.)
  */
 int rpma_log_set_function(rpma_log_function *log_function);
 

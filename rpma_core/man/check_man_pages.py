@@ -1,0 +1,158 @@
+"""The generated manual pages, checked as a reader sees them.
+
+    check_man_pages.py PAGES_DIR LIBRPMA_H RPMA_EXT_H LIBRPMA_MAP
+
+- every function the library exports (both version nodes of the map) has a
+  page in man3, and there is no page for anything else;
+- every page renders at 80 columns with `man --warnings` printing nothing,
+  no line wider than 80, and a NAME line lexgrog (lintian's whatis check)
+  reads;
+- every page's SYNOPSIS, as rendered, is the header's #include lines and
+  the header's prototype (whitespace aside), read from the header here with
+  a regular expression of its own rather than the generator's parser;
+- every page's ERRORS lists exactly the RPMA_E_* entries of the header's
+  Errors: list for that function;
+- librpma(7) renders as cleanly and covers what it must.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import header_doc
+
+failures = []
+
+
+def fail(message):
+    failures.append(message)
+    print("FAIL: " + message)
+
+
+def render(page):
+    """(text, warnings) of a page at 80 columns."""
+    env = dict(os.environ, MANWIDTH="80")
+    done = subprocess.run(["man", "--warnings", "-E", "UTF-8", "-l", page], env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        fail("%s: man exited with %d" % (page, done.returncode))
+    return done.stdout, done.stderr
+
+
+def section(text, title):
+    """The lines of one section of rendered text (its heading excluded)."""
+    m = re.search(r"^%s\n(.*?)(?=^\S)" % re.escape(title), text, re.M | re.S)
+    return m.group(1) if m else None
+
+
+def exported_functions(map_text):
+    return set(re.findall(r"^\s+(rpma_\w+);", map_text, re.M))
+
+
+def header_prototype(text, name):
+    """The prototype of name as the header spells it, one line."""
+    m = re.search(r"^((?:const )?\w+ \*?%s\([^;]*\);)" % name, text, re.M)
+    return header_doc.normalize(m.group(1)) if m else None
+
+
+def check_page(path, name, headers, documented):
+    text, warnings = render(path)
+    if warnings.strip():
+        fail("%s: man --warnings:\n%s" % (path, warnings))
+    for n, line in enumerate(text.splitlines(), 1):
+        if len(line) > 80:
+            fail("%s: rendered line %d is %d columns wide: %s" % (path, n, len(line), line))
+    whatis = subprocess.run(["lexgrog", path], capture_output=True, text=True)
+    if whatis.returncode != 0 or ('"%s - ' % name) not in whatis.stdout:
+        fail("%s: lexgrog cannot read its NAME line: %s" % (path, whatis.stdout.strip()))
+
+    header = "rpma_ext.h" if name.startswith("rpma_ext_") else "librpma.h"
+    prototype = header_prototype(headers[header], name)
+    if prototype is None:
+        fail("%s: no prototype of %s in %s" % (path, name, header))
+        return
+    synopsis = section(text, "SYNOPSIS")
+    if synopsis is None:
+        fail("%s: no SYNOPSIS" % path)
+        return
+    synopsis = header_doc.normalize(synopsis)
+    includes = "#include <librpma.h>" + (" #include <rpma_ext.h>" if header == "rpma_ext.h"
+                                         else "")
+    if not synopsis.startswith(includes + " ") or not synopsis.endswith(" " + prototype):
+        fail("%s: SYNOPSIS is\n    %s\n  but the header says\n    %s %s" %
+             (path, synopsis, includes, prototype))
+    else:
+        # Anything between the includes and the prototype must be a
+        # declaration the header makes too (e.g. rpma_log_function).
+        middle = synopsis[len(includes):-len(prototype)].strip()
+        if middle and middle not in header_doc.normalize(headers[header]):
+            fail("%s: SYNOPSIS declares something the header does not: %s" % (path, middle))
+
+    errors = section(text, "ERRORS")
+    if errors is None:
+        fail("%s: no ERRORS section" % path)
+        return
+    listed = re.findall(r"^ {7}(RPMA_E_\w+)\s*$", errors, re.M)
+    expected = [code for code, _ in documented[name].errors]
+    if sorted(listed) != sorted(expected):
+        fail("%s: ERRORS lists %s, the header's Errors: list %s" % (path, listed, expected))
+
+
+def check_overview(path, documented, codes):
+    text, warnings = render(path)
+    if warnings.strip():
+        fail("%s: man --warnings:\n%s" % (path, warnings))
+    for n, line in enumerate(text.splitlines(), 1):
+        if len(line) > 80:
+            fail("%s: rendered line %d is %d columns wide: %s" % (path, n, len(line), line))
+    flat = " ".join(text.split())
+    for topic in ["RPMA_PROVIDER", "RPMA_TCP_INLINE_LINGER_US", "APM", "GPSPM", "Native flush",
+                  "THREAD SAFETY", "LOGGING", "OBJECTS AND THEIR LIFETIMES", "EXAMPLE"]:
+        if topic not in flat:
+            fail("%s: says nothing about %s" % (path, topic))
+    for code, value, _ in codes:
+        if "%s (%d)" % (code, value) not in flat:
+            fail("%s: does not list the error code %s (%d)" % (path, code, value))
+    see_also = " ".join((section(text, "SEE ALSO") or "").split())
+    for name in documented:
+        if "%s(3)" % name not in see_also:
+            fail("%s: SEE ALSO does not name %s(3)" % (path, name))
+
+
+def main():
+    pages_dir, librpma_h, ext_h, map_path = sys.argv[1:5]
+    headers = {}
+    for path, name in ((librpma_h, "librpma.h"), (ext_h, "rpma_ext.h")):
+        with open(path) as f:
+            headers[name] = f.read()
+    with open(map_path) as f:
+        exported = exported_functions(f.read())
+    # Guards the map parser: both version nodes, so both headers.
+    for must in ("rpma_conn_req_new", "rpma_ext_conn_req_move_to_peer"):
+        if must not in exported:
+            fail("could not read %s (%s not found)" % (map_path, must))
+
+    documented = {f.name: f for name in headers
+                  for f in header_doc.parse_header(headers[name], name)}
+    man3 = os.path.join(pages_dir, "share", "man", "man3")
+    pages = {p[:-2] for p in os.listdir(man3) if p.endswith(".3")}
+    print("== %d exported functions, %d pages" % (len(exported), len(pages)))
+    for name in sorted(exported - pages):
+        fail("%s is exported but has no page (document it in its header)" % name)
+    for name in sorted(pages - exported):
+        fail("%s has a page but is not exported by %s" % (name, map_path))
+
+    for name in sorted(pages & exported):
+        check_page(os.path.join(man3, name + ".3"), name, headers, documented)
+    check_overview(os.path.join(pages_dir, "share", "man", "man7", "librpma.7"), documented,
+                   header_doc.error_codes(headers["librpma.h"]))
+
+    if failures:
+        print("%d failures" % len(failures))
+        sys.exit(1)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
