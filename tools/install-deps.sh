@@ -20,6 +20,8 @@ packages=(
   # the service and its manual pages: systemd-analyze verify/security, man
   # --warnings, /bin/kill (ExecReload), setpriv (runs rpmad as a user)
   systemd man-db groff-base procps util-linux
+  # librpma's manual pages: generated from the header and checked (rpma_core/man)
+  python3
   # Soft-RoCE VM tier
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils zstd
 )
