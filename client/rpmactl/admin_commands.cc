@@ -1,0 +1,438 @@
+// The admin subcommands: one control-plane call asked of every --server,
+// answered as a table or as JSON.
+#include <memory>
+
+#include "client/rpmactl/command.h"
+#include "client/rpmactl/daemons.h"
+#include "client/rpmactl/health.h"
+#include "client/rpmactl/sizes.h"
+
+namespace rpmactl {
+namespace {
+
+namespace v1 = ::rpmad::v1;
+using rpma::client::ControlPlane;
+
+// Arguments of the admin subcommands, filled in by CLI11.
+struct AdminArgs {
+    std::string name;
+    std::string size;
+    bool force = false;
+    std::string region;
+    std::string session_id;
+    std::string service;
+    bool local = false;
+};
+
+std::string PersistenceName(v1::Persistence persistence) {
+    switch (persistence) {
+        case v1::PERSISTENCE_APM:
+            return "apm";
+        case v1::PERSISTENCE_GPSPM:
+            return "gpspm";
+        default:
+            return "-";
+    }
+}
+
+std::string Health(const v1::Region &region) {
+    return region.healthy() ? "ok" : "damaged: " + region.problem();
+}
+
+void AddRegionRow(Table &table, const std::string &server, const v1::Region &region) {
+    table.AddRow({server, region.name(), FormatSize(region.size()),
+                  PersistenceName(region.persistence()), region.granularity(),
+                  std::to_string(region.open_sessions()),
+                  FormatUnixTime(region.created_unix_seconds()), Health(region)});
+}
+
+Table RegionTable() {
+    return Table(
+        {"server", "name", "size", "persistence", "granularity", "sessions", "created", "health"});
+}
+
+// Runs `body` with the daemons of `settings`; a TLS file that cannot be read
+// is a usage error.
+int WithDaemons(const Settings &settings, const std::function<int(Daemons &)> &body) {
+    auto daemons = ConnectDaemons(settings);
+    if (!daemons.ok()) {
+        PrintError(daemons.status());
+        return kExitUsage;
+    }
+    return body(*daemons);
+}
+
+// --- region ------------------------------------------------------------------
+
+int RegionCreate(const Settings &settings, const AdminArgs &args) {
+    const auto size = ParseSize(args.size);
+    if (!size || *size == 0) {
+        PrintError(rpma::client::Status(
+            rpma::client::StatusCode::kInvalidArgument,
+            "'" + args.size + "' is not a region size: write a multiple of 4096 such as 1MiB"));
+        return kExitUsage;
+    }
+    return WithDaemons(settings, [&](Daemons &daemons) {
+        v1::CreateRegionRequest request;
+        request.set_name(args.name);
+        request.set_size(*size);
+        auto answers = AskEach<v1::Region>(
+            daemons, [&](ControlPlane &d, grpc::ClientContext *c, v1::Region *out) {
+                return d.regions().CreateRegion(c, request, out);
+            });
+        return Report<v1::Region>(
+            settings, answers,
+            [](const v1::Region &r) {
+                return Json{{"region", ToJson(r)}};
+            },
+            [](const auto &ok) {
+                Table table = RegionTable();
+                for (const auto *answer : ok)
+                    AddRegionRow(table, answer->daemon->address(), answer->response);
+                table.Print();
+            });
+    });
+}
+
+int RegionDelete(const Settings &settings, const AdminArgs &args) {
+    return WithDaemons(settings, [&](Daemons &daemons) {
+        v1::DeleteRegionRequest request;
+        request.set_name(args.name);
+        request.set_force(args.force);
+        auto answers = AskEach<v1::DeleteRegionResponse>(
+            daemons, [&](ControlPlane &d, grpc::ClientContext *c, v1::DeleteRegionResponse *out) {
+                return d.regions().DeleteRegion(c, request, out);
+            });
+        return Report<v1::DeleteRegionResponse>(
+            settings, answers, [](const v1::DeleteRegionResponse &r) { return ToJson(r); },
+            [&](const auto &ok) {
+                for (const auto *answer : ok)
+                    printf("%s: deleted region %s (%u sessions closed)\n",
+                           answer->daemon->address().c_str(), args.name.c_str(),
+                           answer->response.closed_sessions());
+            });
+    });
+}
+
+int RegionList(const Settings &settings) {
+    return WithDaemons(settings, [&](Daemons &daemons) {
+        auto answers = AskEach<v1::ListRegionsResponse>(
+            daemons, [](ControlPlane &d, grpc::ClientContext *c, v1::ListRegionsResponse *out) {
+                return d.regions().ListRegions(c, v1::ListRegionsRequest(), out);
+            });
+        return Report<v1::ListRegionsResponse>(
+            settings, answers, [](const v1::ListRegionsResponse &r) { return ToJson(r); },
+            [](const auto &ok) {
+                Table table = RegionTable();
+                for (const auto *answer : ok)
+                    for (const v1::Region &region : answer->response.regions())
+                        AddRegionRow(table, answer->daemon->address(), region);
+                if (table.empty())
+                    printf("no regions\n");
+                else
+                    table.Print();
+            });
+    });
+}
+
+int RegionInfo(const Settings &settings, const AdminArgs &args) {
+    return WithDaemons(settings, [&](Daemons &daemons) {
+        v1::GetRegionRequest request;
+        request.set_name(args.name);
+        auto answers = AskEach<v1::Region>(
+            daemons, [&](ControlPlane &d, grpc::ClientContext *c, v1::Region *out) {
+                return d.regions().GetRegion(c, request, out);
+            });
+        return Report<v1::Region>(
+            settings, answers,
+            [](const v1::Region &r) {
+                return Json{{"region", ToJson(r)}};
+            },
+            [](const auto &ok) {
+                // One column per daemon: replicas side by side.
+                std::vector<std::string> header = {"field"};
+                for (const auto *answer : ok)
+                    header.push_back(answer->daemon->address());
+                Table table(header);
+                auto row = [&](const std::string &field,
+                               const std::function<std::string(const v1::Region &)> &value) {
+                    std::vector<std::string> cells = {field};
+                    for (const auto *answer : ok)
+                        cells.push_back(value(answer->response));
+                    table.AddRow(cells);
+                };
+                row("name", [](const v1::Region &r) { return r.name(); });
+                row("id", [](const v1::Region &r) { return std::to_string(r.id()); });
+                row("size", [](const v1::Region &r) {
+                    return FormatSize(r.size()) + " (" + std::to_string(r.size()) + ")";
+                });
+                row("persistence",
+                    [](const v1::Region &r) { return PersistenceName(r.persistence()); });
+                row("granularity", [](const v1::Region &r) { return r.granularity(); });
+                row("sessions",
+                    [](const v1::Region &r) { return std::to_string(r.open_sessions()); });
+                row("created",
+                    [](const v1::Region &r) { return FormatUnixTime(r.created_unix_seconds()); });
+                row("health", Health);
+                table.Print();
+            });
+    });
+}
+
+// --- session -----------------------------------------------------------------
+
+std::string SessionState(v1::Session::State state) {
+    switch (state) {
+        case v1::Session::STATE_PENDING:
+            return "pending";
+        case v1::Session::STATE_CONNECTED:
+            return "connected";
+        default:
+            return "-";
+    }
+}
+
+int SessionList(const Settings &settings, const AdminArgs &args) {
+    return WithDaemons(settings, [&](Daemons &daemons) {
+        v1::ListSessionsRequest request;
+        request.set_region(args.region);
+        auto answers = AskEach<v1::ListSessionsResponse>(
+            daemons, [&](ControlPlane &d, grpc::ClientContext *c, v1::ListSessionsResponse *out) {
+                return d.sessions().ListSessions(c, request, out);
+            });
+        return Report<v1::ListSessionsResponse>(
+            settings, answers, [](const v1::ListSessionsResponse &r) { return ToJson(r); },
+            [](const auto &ok) {
+                Table table({"server", "session", "region", "state", "peer", "opened", "flushes",
+                             "flushed"});
+                for (const auto *answer : ok)
+                    for (const v1::Session &s : answer->response.sessions())
+                        table.AddRow({answer->daemon->address(), s.session_id(), s.region(),
+                                      SessionState(s.state()), s.peer().empty() ? "-" : s.peer(),
+                                      FormatUnixTime(s.opened_unix_seconds()),
+                                      std::to_string(s.flushes()), FormatSize(s.bytes_flushed())});
+                if (table.empty())
+                    printf("no sessions\n");
+                else
+                    table.Print();
+            });
+    });
+}
+
+// A session id belongs to one daemon: the close succeeds when the daemon
+// that has it closed it; "not found" elsewhere is expected, not an error.
+int SessionClose(const Settings &settings, const AdminArgs &args) {
+    return WithDaemons(settings, [&](Daemons &daemons) {
+        v1::CloseSessionRequest request;
+        request.set_session_id(args.session_id);
+        auto answers = AskEach<v1::CloseSessionResponse>(
+            daemons, [&](ControlPlane &d, grpc::ClientContext *c, v1::CloseSessionResponse *out) {
+                return d.sessions().CloseSession(c, request, out);
+            });
+        bool closed = false;
+        for (const auto &answer : answers)
+            closed = closed || answer.status.ok();
+        if (closed || answers.size() == 1)
+            std::erase_if(answers, [](const auto &a) {
+                return a.status.code() == rpma::client::StatusCode::kNotFound;
+            });
+        if (!closed && answers.size() > 1) {
+            bool all_not_found = true;
+            for (const auto &answer : answers)
+                all_not_found =
+                    all_not_found && answer.status.code() == rpma::client::StatusCode::kNotFound;
+            if (all_not_found) {
+                PrintError(
+                    rpma::client::Status(rpma::client::StatusCode::kNotFound,
+                                         "no daemon has session " + args.session_id +
+                                             " (rpmactl session list shows the open sessions)"));
+                if (settings.json)
+                    PrintJson(Json::array());
+                return kExitFailure;
+            }
+        }
+        return Report<v1::CloseSessionResponse>(
+            settings, answers,
+            [&](const v1::CloseSessionResponse &) {
+                return Json{{"closed", args.session_id}};
+            },
+            [&](const auto &ok) {
+                for (const auto *answer : ok)
+                    printf("%s: closed session %s\n", answer->daemon->address().c_str(),
+                           args.session_id.c_str());
+            });
+    });
+}
+
+// --- daemon ------------------------------------------------------------------
+
+int Stats(const Settings &settings) {
+    return WithDaemons(settings, [&](Daemons &daemons) {
+        auto answers = AskEach<v1::Stats>(
+            daemons, [](ControlPlane &d, grpc::ClientContext *c, v1::Stats *out) {
+                return d.daemon().GetStats(c, v1::GetStatsRequest(), out);
+            });
+        return Report<v1::Stats>(
+            settings, answers,
+            [](const v1::Stats &s) {
+                return Json{{"stats", ToJson(s)}};
+            },
+            [](const auto &ok) {
+                // The message's own fields, in .proto order, one row each.
+                std::vector<std::string> header = {"stat"};
+                std::vector<Json> values;
+                for (const auto *answer : ok) {
+                    header.push_back(answer->daemon->address());
+                    values.push_back(ToJson(answer->response));
+                }
+                Table table(header);
+                for (const auto &[key, unused] : values.front().items()) {
+                    std::vector<std::string> cells = {key};
+                    for (const Json &value : values)
+                        cells.push_back(value[key].is_string()
+                                            ? value[key].template get<std::string>()
+                                            : value[key].dump());
+                    table.AddRow(cells);
+                }
+                table.Print();
+            });
+    });
+}
+
+int ConfigShow(const Settings &settings, const AdminArgs &args) {
+    if (args.local) {
+        // rpmactl's own resolved settings; the admin token is never shown.
+        const auto &c = settings.connect;
+        if (settings.json) {
+            PrintJson(Json{{"servers", settings.servers},
+                           {"servers_origin", settings.servers_origin},
+                           {"config_file", settings.config_file},
+                           {"tls", c.tls || !c.ca_file.empty() || !c.cert_file.empty()},
+                           {"ca_file", c.ca_file},
+                           {"cert_file", c.cert_file},
+                           {"key_file", c.key_file},
+                           {"admin_token", c.admin_token.empty() ? "" : "(set)"},
+                           {"timeout_seconds", c.timeout.count() / 1000.0}});
+            return kExitOk;
+        }
+        Table table({"setting", "value"});
+        std::string servers;
+        for (const auto &s : settings.servers)
+            servers += (servers.empty() ? "" : ",") + s;
+        table.AddRow({"servers", servers + " (from " + settings.servers_origin + ")"});
+        table.AddRow({"config_file", settings.config_file.empty() ? "-" : settings.config_file});
+        table.AddRow(
+            {"tls", c.tls || !c.ca_file.empty() || !c.cert_file.empty() ? "true" : "false"});
+        table.AddRow({"ca_file", c.ca_file.empty() ? "-" : c.ca_file});
+        table.AddRow({"cert_file", c.cert_file.empty() ? "-" : c.cert_file});
+        table.AddRow({"key_file", c.key_file.empty() ? "-" : c.key_file});
+        table.AddRow({"admin_token", c.admin_token.empty() ? "-" : "(set)"});
+        table.AddRow({"timeout_seconds", std::to_string(c.timeout.count() / 1000.0)});
+        table.Print();
+        return kExitOk;
+    }
+    return WithDaemons(settings, [&](Daemons &daemons) {
+        auto answers = AskEach<v1::EffectiveConfig>(
+            daemons, [](ControlPlane &d, grpc::ClientContext *c, v1::EffectiveConfig *out) {
+                return d.daemon().GetConfig(c, v1::GetConfigRequest(), out);
+            });
+        return Report<v1::EffectiveConfig>(
+            settings, answers,
+            [](const v1::EffectiveConfig &c) {
+                return Json{{"config", ToJson(c)}};
+            },
+            [](const auto &ok) {
+                for (const auto *answer : ok) {
+                    printf("# %s: %s\n", answer->daemon->address().c_str(),
+                           answer->response.origin().c_str());
+                    const std::string &yaml = answer->response.yaml();
+                    printf("%s%s", yaml.c_str(), !yaml.empty() && yaml.back() == '\n' ? "" : "\n");
+                }
+            });
+    });
+}
+
+int HealthCheck(const Settings &settings, const AdminArgs &args) {
+    return WithDaemons(settings, [&](Daemons &daemons) {
+        auto answers = AskEach<HealthAnswer>(
+            daemons, [&](ControlPlane &d, grpc::ClientContext *c, HealthAnswer *out) {
+                return CheckHealth(d, c, args.service, out);
+            });
+        ExitCode code = Report<HealthAnswer>(
+            settings, answers,
+            [&](const HealthAnswer &h) {
+                return Json{{"service", args.service}, {"status", h.status}};
+            },
+            [](const auto &ok) {
+                Table table({"server", "status"});
+                for (const auto *answer : ok)
+                    table.AddRow({answer->daemon->address(), answer->response.status});
+                table.Print();
+            });
+        // A daemon that answers but does not serve is a failure.
+        for (const auto &answer : answers)
+            if (answer.status.ok() && answer.response.status != "SERVING")
+                code = Worse(code, kExitFailure);
+        return code;
+    });
+}
+
+}  // namespace
+
+void AddAdminCommands(CLI::App &app, Run *run) {
+    auto args = std::make_shared<AdminArgs>();
+    auto set = [run, args](std::function<int(const Settings &, const AdminArgs &)> body) {
+        return [run, args, body] {
+            *run = [args, body](const Settings &s) { return body(s, *args); };
+        };
+    };
+
+    CLI::App *region = app.add_subcommand("region", "create, delete, list and inspect regions");
+    region->require_subcommand(1);
+    CLI::App *create = region->add_subcommand(
+        "create", "create region NAME of SIZE bytes on every server (needs the admin token)");
+    create->add_option("NAME", args->name, "1 to 64 of [A-Za-z0-9._-]")->required();
+    create->add_option("SIZE", args->size, "bytes, a multiple of 4096; suffixes KiB, MiB, GiB")
+        ->required();
+    create->callback(set(RegionCreate));
+    CLI::App *remove = region->add_subcommand(
+        "delete", "delete region NAME on every server (needs the admin token)");
+    remove->add_option("NAME", args->name, "the region")->required();
+    remove->add_flag("--force", args->force,
+                     "close the region's open sessions instead of refusing");
+    remove->callback(set(RegionDelete));
+    region->add_subcommand("list", "list the regions of every server")
+        ->callback(set([](const Settings &s, const AdminArgs &) { return RegionList(s); }));
+    CLI::App *info =
+        region->add_subcommand("info", "show region NAME on every server, side by side");
+    info->add_option("NAME", args->name, "the region")->required();
+    info->callback(set(RegionInfo));
+
+    CLI::App *session = app.add_subcommand("session", "list and close sessions");
+    session->require_subcommand(1);
+    CLI::App *list = session->add_subcommand("list", "list the open sessions of every server");
+    list->add_option("--region", args->region, "only the sessions of this region");
+    list->callback(set(SessionList));
+    CLI::App *close = session->add_subcommand(
+        "close", "close session ID, disconnecting its client (needs the admin token)");
+    close->add_option("ID", args->session_id, "as session list shows it")->required();
+    close->callback(set(SessionClose));
+
+    app.add_subcommand("stats", "show every server's counters")
+        ->callback(set([](const Settings &s, const AdminArgs &) { return Stats(s); }));
+    CLI::App *health =
+        app.add_subcommand("health", "ask every server's grpc.health.v1 service whether it serves");
+    health->add_option("--service", args->service,
+                       "a service's full name (default: the server as a whole)");
+    health->callback(set(HealthCheck));
+
+    CLI::App *config = app.add_subcommand("config", "show configuration");
+    config->require_subcommand(1);
+    CLI::App *show = config->add_subcommand(
+        "show", "show every server's effective configuration (secrets redacted)");
+    show->add_flag("--local", args->local,
+                   "show rpmactl's own settings instead (servers, TLS, where they came from)");
+    show->callback(set(ConfigShow));
+}
+
+}  // namespace rpmactl

@@ -1,0 +1,24 @@
+// How a subcommand plugs into main: it registers itself on the CLI11 app
+// and, when the command line chooses it, leaves in *run what to do once the
+// global settings are resolved. *run returns the exit code.
+#ifndef CLIENT_RPMACTL_COMMAND_H
+#define CLIENT_RPMACTL_COMMAND_H
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+#include "client/rpmactl/settings.h"
+
+namespace rpmactl {
+
+using Run = std::function<int(const Settings &)>;
+
+// region, session, stats, health, config (control plane only).
+void AddAdminCommands(CLI::App &app, Run *run);
+
+// put, get, verify, bench (the data plane, through the client library).
+void AddDataCommands(CLI::App &app, Run *run);
+
+}  // namespace rpmactl
+
+#endif  // CLIENT_RPMACTL_COMMAND_H

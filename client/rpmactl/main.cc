@@ -1,0 +1,82 @@
+// rpmactl: the admin CLI of rpmad. Parses the command line (CLI11), resolves
+// the global settings (flags, RPMACTL_SERVER, config.yaml, defaults), runs
+// the chosen subcommand and exits with its code (exit_code.h).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+
+#include "client/rpmactl/command.h"
+#include "client/rpmactl/daemons.h"
+#include "client/rpmactl/exit_code.h"
+#include "client/rpmactl/settings.h"
+
+namespace rpmactl {
+namespace {
+
+constexpr char kFooter[] =
+    "Servers: --server, else RPMACTL_SERVER (comma-separated), else servers: in\n"
+    "~/.config/rpmactl/config.yaml, else 127.0.0.1:7300.\n"
+    "Exit status: 0 ok, 1 a daemon refused or an operation failed, 2 bad usage\n"
+    "or configuration, 3 a daemon could not be reached. See rpmactl(1).";
+
+int Main(int argc, char **argv) {
+    CLI::App app("rpmactl: manage rpmad daemons and replicate data into their regions", "rpmactl");
+    app.footer(kFooter);
+    app.set_version_flag("--version", "rpmactl 0.1.0");
+    // Global flags are accepted after the subcommand too.
+    app.fallthrough();
+    app.require_subcommand(1);
+
+    Flags flags;
+    app.add_option("-s,--server", flags.servers,
+                   "rpmad control plane HOST:PORT; repeat for a replica set")
+        ->type_name("HOST:PORT");
+    app.add_option("--config", flags.config_file,
+                   "rpmactl's configuration file (default ~/.config/rpmactl/config.yaml)")
+        ->type_name("FILE");
+    app.add_flag("--tls", flags.tls, "talk TLS to the control plane (system CA roots)");
+    app.add_option("--ca", flags.ca_file, "PEM CA bundle to trust (implies --tls)")
+        ->type_name("FILE");
+    app.add_option("--cert", flags.cert_file, "PEM client certificate, for mutual TLS")
+        ->type_name("FILE");
+    app.add_option("--key", flags.key_file, "PEM key of --cert")->type_name("FILE");
+    app.add_option("--admin-token", flags.admin_token,
+                   "rpmad's admin token (visible to ps: prefer --admin-token-file)")
+        ->type_name("TOKEN");
+    app.add_option("--admin-token-file", flags.admin_token_file,
+                   "file whose first line is the admin token")
+        ->type_name("FILE");
+    app.add_option("--timeout", flags.timeout_seconds, "deadline of each control call (default 10)")
+        ->type_name("SECONDS");
+    app.add_flag("--json", flags.json, "print JSON (stable field names) instead of tables");
+
+    Run run;
+    AddAdminCommands(app, &run);
+    AddDataCommands(app, &run);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion &e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError &e) {
+        app.exit(e);
+        return kExitUsage;
+    }
+    auto settings = ResolveSettings(flags, [](const char *name) { return getenv(name); });
+    if (!settings.ok()) {
+        PrintError(settings.status());
+        return kExitUsage;
+    }
+    return run ? run(*settings) : kExitUsage;
+}
+
+}  // namespace
+}  // namespace rpmactl
+
+int main(int argc, char **argv) {
+    return rpmactl::Main(argc, argv);
+}
