@@ -37,11 +37,14 @@
 #include <vector>
 
 #include "bench/bench_stats.h"
+#include "bench/rounds.h"
 #include "bench/workload.h"
 
 namespace {
 
 using rpma_bench::Client;
+using rpma_bench::FreePort;
+using rpma_bench::HumanSize;
 
 struct Options {
     bool quick = false;
@@ -73,21 +76,6 @@ struct Row {
     double floor;  // 0 = no floor; else the ratio rpma/tcp must not cross it
 };
 
-uint16_t FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
-        perror("picking a port");
-        exit(1);
-    }
-    close(fd);
-    return ntohs(addr.sin_port);
-}
-
 // Forks a server and waits for its "ready" line.
 pid_t StartServer(const std::function<void(int)> &run) {
     int fds[2];
@@ -111,14 +99,6 @@ pid_t StartServer(const std::function<void(int)> &run) {
     return pid;
 }
 
-std::string HumanSize(size_t size) {
-    if (size >= (1 << 20))
-        return std::to_string(size >> 20) + " MiB";
-    if (size >= (1 << 10))
-        return std::to_string(size >> 10) + " KiB";
-    return std::to_string(size) + " B";
-}
-
 int Iterations(const Options &opt, size_t size) {
     if (opt.iterations > 0)
         return opt.iterations;
@@ -134,36 +114,15 @@ void Progress(const std::string &what) {
     fprintf(stderr, "  measuring %s...\n", what.c_str());
 }
 
-// Both transports run the same iterations, interleaved in alternating
-// rounds, so that whatever the machine does meanwhile (other load, where the
-// scheduler puts the processes) weighs on both alike.
-constexpr int kRounds = 10;
-
 // A null client is skipped (diagnostic runs of one transport).
 Row Latency(const std::string &key, const std::string &name, Client *rpma, Client *tcp, size_t size,
             int iterations, double floor, std::vector<uint64_t> (Client::*workload)(size_t, int)) {
     Progress(name + " " + HumanSize(size));
-    if (tcp != nullptr)
-        (tcp->*workload)(size, iterations / 10 + 1);  // warm up both paths
-    if (rpma != nullptr)
-        (rpma->*workload)(size, iterations / 10 + 1);
-    std::vector<uint64_t> tcp_samples, rpma_samples;
-    auto run = [&](Client *client, std::vector<uint64_t> *samples, int count) {
-        if (client == nullptr || count == 0)
-            return;
-        std::vector<uint64_t> got = (client->*workload)(size, count);
-        samples->insert(samples->end(), got.begin(), got.end());
-    };
-    for (int round = 0; round < kRounds; ++round) {
-        const int count = iterations / kRounds + (round < iterations % kRounds ? 1 : 0);
-        if (round % 2 == 0) {
-            run(tcp, &tcp_samples, count);
-            run(rpma, &rpma_samples, count);
-        } else {
-            run(rpma, &rpma_samples, count);
-            run(tcp, &tcp_samples, count);
-        }
-    }
+    rpma_bench::RoundSamples samples = rpma_bench::AlternatingRounds(
+        tcp, rpma, iterations,
+        [&](Client &client, int count) { return (client.*workload)(size, count); });
+    std::vector<uint64_t> tcp_samples = std::move(samples.baseline);
+    std::vector<uint64_t> rpma_samples = std::move(samples.subject);
     const rpma_bench::Summary t = rpma_bench::Summarize(std::move(tcp_samples));
     const rpma_bench::Summary r = rpma_bench::Summarize(std::move(rpma_samples));
     return Row{key, name, size, r.median_us, r.p99_us, t.median_us, t.p99_us, false, floor};

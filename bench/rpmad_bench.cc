@@ -43,6 +43,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "bench/bench_stats.h"
+#include "bench/rounds.h"
 #include "bench/workload.h"
 #include "proto/rpmad/v1/data_plane.h"
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
@@ -52,6 +53,8 @@ namespace {
 
 namespace v1 = ::rpmad::v1;
 using rpma_bench::Client;
+using rpma_bench::FreePort;
+using rpma_bench::HumanSize;
 using rpma_bench::Summary;
 
 struct Options {
@@ -118,19 +121,6 @@ void DieWithParent(pid_t parent) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(1);
-}
-
-uint16_t FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
-        Die(std::string("picking a free port: ") + strerror(errno));
-    close(fd);
-    return ntohs(addr.sin_port);
 }
 
 // Reads from fd until a line starting with `prefix` arrives; false at EOF
@@ -409,14 +399,6 @@ class IdleConnections {
 
 // --- measurements -----------------------------------------------------------
 
-std::string HumanSize(size_t size) {
-    if (size >= (1 << 20))
-        return std::to_string(size >> 20) + " MiB";
-    if (size >= (1 << 10))
-        return std::to_string(size >> 10) + " KiB";
-    return std::to_string(size) + " B";
-}
-
 // As rpma_bench counts them: enough samples for a stable median, within a
 // byte budget per measurement.
 int Iterations(const Options &opt, size_t size) {
@@ -429,24 +411,11 @@ int Iterations(const Options &opt, size_t size) {
 // of each, so that whatever the machine does meanwhile weighs on both.
 Row WriteFlush(Client &rpmad, Client &bare, size_t size, int iterations, double floor) {
     fprintf(stderr, "  measuring write+flush %s...\n", HumanSize(size).c_str());
-    constexpr int kRounds = 10;
-    bare.DurableWriteLatency(size, iterations / 10 + 1);
-    rpmad.DurableWriteLatency(size, iterations / 10 + 1);
-    std::vector<uint64_t> rpmad_samples, bare_samples;
-    auto run = [size](Client &client, std::vector<uint64_t> *samples, int count) {
-        std::vector<uint64_t> got = client.DurableWriteLatency(size, count);
-        samples->insert(samples->end(), got.begin(), got.end());
-    };
-    for (int round = 0; round < kRounds; ++round) {
-        const int count = iterations / kRounds + (round < iterations % kRounds ? 1 : 0);
-        if (round % 2 == 0) {
-            run(bare, &bare_samples, count);
-            run(rpmad, &rpmad_samples, count);
-        } else {
-            run(rpmad, &rpmad_samples, count);
-            run(bare, &bare_samples, count);
-        }
-    }
+    rpma_bench::RoundSamples samples = rpma_bench::AlternatingRounds(
+        &bare, &rpmad, iterations,
+        [size](Client &client, int count) { return client.DurableWriteLatency(size, count); });
+    std::vector<uint64_t> bare_samples = std::move(samples.baseline);
+    std::vector<uint64_t> rpmad_samples = std::move(samples.subject);
     const Summary r = rpma_bench::Summarize(std::move(rpmad_samples));
     const Summary b = rpma_bench::Summarize(std::move(bare_samples));
     return Row{"write_flush_latency",
