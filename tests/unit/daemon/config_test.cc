@@ -189,6 +189,18 @@ TEST_F(ConfigTest, KeyGivenTwiceIsAnError) {
                                     "2)"));
 }
 
+TEST_F(ConfigTest, StringsThatAreNotUtf8AreErrors) {
+    for (const char *bad : {"/tmp/r\xbcpool", "/tmp/\xc0\xafx", "/tmp/\xed\xa0\x80",
+                            "/tmp/\xf4\x90\x80\x80", "/tmp/\xe2\x82"})
+        EXPECT_THAT(ErrorFor(std::string("storage:\n  pool_dir: \"") + bad + "\"\n"),
+                    StartsWith("rpmad.yaml:2: storage.pool_dir: not valid UTF-8"))
+            << bad;
+    auto config = ParseConfig("storage:\n  pool_dir: /tmp/p\xc3\xa4\xe2\x82\xac\xf0\x9f\x98\x80\n",
+                              "rpmad.yaml");
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    EXPECT_EQ(config->pool_dir, "/tmp/p\xc3\xa4\xe2\x82\xac\xf0\x9f\x98\x80");
+}
+
 TEST_F(ConfigTest, WrongTypesAreErrors) {
     EXPECT_THAT(ErrorFor("limits:\n  max_regions: many\n"),
                 StartsWith("rpmad.yaml:2: limits.max_regions: expected a whole number"));
