@@ -58,7 +58,7 @@ class Region::Impl {
             worker_.join();
         std::lock_guard lock(mu_);
         // Let laggards finish what they were given before disconnecting.
-        (void)Await("closing", Need::kAll, [&](Replica &r) { return r.completed() >= seq_; });
+        (void)Await("closing", Need::kAll, [&](Replica &r) { return r.Completed(seq_); });
     }
 
     Status OpenAll(const ReplicaSet &set);
@@ -69,7 +69,7 @@ class Region::Impl {
     Status Read(uint64_t offset, std::span<std::byte> out, size_t index);
     Status RegisterBuffer(std::span<std::byte> bytes);
     Status UnregisterBuffer(std::span<std::byte> bytes);
-    Status Readd(size_t index, const ProgressCallback &progress);
+    Status Readd(size_t index, const ProgressCallback &progress, const std::string &new_address);
     std::future<Status> Submit(std::function<Status()> work);
 
     uint64_t size() const { return size_; }
@@ -250,8 +250,8 @@ Status Region::Impl::Await(const std::string &op, Need need,
             if (waiting.empty())
                 return Status();
         } else {
-            if (Live() < quorum_)
-                return QuorumLost(op);
+            // kAll waits for resources (slots, queue room), which reads
+            // need even without a quorum; operations check it themselves.
             if (need == Need::kAll && waiting_on_any == 0)
                 return Status();
             if (need == Need::kQuorum) {
@@ -285,7 +285,7 @@ Status Region::Impl::EnsureRoom(const std::string &op, bool persist) {
 Result<size_t> Region::Impl::AcquireSlot(const std::string &op) {
     const size_t slot = next_slot_++ % kSlots;
     const uint64_t used_by = slot_seq_[slot];
-    Status s = Await(op, Need::kAll, [used_by](Replica &r) { return r.completed() >= used_by; });
+    Status s = Await(op, Need::kAll, [used_by](Replica &r) { return r.Completed(used_by); });
     if (!s.ok())
         return s;
     return slot;
@@ -355,7 +355,7 @@ Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bo
     if (Status s = PostWrite(op, offset, bytes, &last); !s.ok())
         return s;
     if (!persist)
-        return Await(op, Need::kQuorum, [last](Replica &r) { return r.completed() >= last; });
+        return Await(op, Need::kQuorum, [last](Replica &r) { return r.Completed(last); });
     if (Status s = PostPersist(op, offset, bytes.size(), &last); !s.ok())
         return s;
     return Await(op, Need::kQuorum, [last](Replica &r) { return r.persisted() >= last; });
@@ -418,7 +418,7 @@ Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t inde
     Replica &replica = *members_[index].replica;
     auto await = [&](uint64_t seq) {
         return Await(
-            op, Need::kOne, [seq](Replica &r) { return r.completed() >= seq; }, index);
+            op, Need::kOne, [seq](Replica &r) { return r.Completed(seq); }, index);
     };
     auto post = [&](size_t buffer, size_t local, uint64_t at, size_t length) -> Status {
         if (Status s = Await(
@@ -480,7 +480,7 @@ Status Region::Impl::UnregisterBuffer(std::span<std::byte> bytes) {
         const uint64_t last = it->last_seq;
         // Laggards may still read it: wait for them (or for their failure).
         (void)Await("unregistering a buffer", Need::kAll,
-                    [last](Replica &r) { return r.completed() >= last; });
+                    [last](Replica &r) { return r.Completed(last); });
         for (Member &m : members_)
             if (m.replica)
                 m.replica->Unregister(it->id);
@@ -490,7 +490,8 @@ Status Region::Impl::UnregisterBuffer(std::span<std::byte> bytes) {
     return Status(StatusCode::kNotFound, "the buffer was not registered");
 }
 
-Status Region::Impl::Readd(size_t index, const ProgressCallback &progress) {
+Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
+                           const std::string &new_address) {
     std::unique_lock lock(mu_);
     if (index >= members_.size())
         return Status(StatusCode::kInvalidArgument,
@@ -500,6 +501,13 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress) {
         return Status(StatusCode::kInvalidArgument, "readd: replica " + std::to_string(index) +
                                                         " (" + m.address + ") is not failed");
     m.replica.reset();  // the old session's connection, if any
+    if (!new_address.empty()) {
+        auto control = ControlPlane::Connect(new_address, m.control->options());
+        if (!control.ok())
+            return control.status().WithReplica(index, new_address);
+        m.control = std::move(*control);
+        m.address = new_address;
+    }
     auto replica = Replica::Connect(*m.control, name_, size_, options_.operation_timeout);
     if (!replica.ok())
         return replica.status().WithReplica(index, m.address);
@@ -539,7 +547,7 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress) {
             return fail(QuorumLost(op));
         const uint64_t before = seq_;
         Status s = Await(
-            op, Need::kOne, [before](Replica &r) { return r.completed() >= before; }, source);
+            op, Need::kOne, [before](Replica &r) { return r.Completed(before); }, source);
         auto slot = s.ok() ? AcquireSlot(op) : Result<size_t>(s);
         if (!slot.ok())
             return fail(slot.status());
@@ -551,7 +559,7 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress) {
         if (!s.ok())
             MarkFailed(source, s, op);
         s = Await(
-            op, Need::kOne, [read_seq](Replica &r) { return r.completed() >= read_seq; }, source);
+            op, Need::kOne, [read_seq](Replica &r) { return r.Completed(read_seq); }, source);
         if (!s.ok())
             return fail(s);  // the source failed: try Readd again with another
         Replica &target = *members_[index].replica;
@@ -669,8 +677,9 @@ Status Region::RegisterBuffer(std::span<std::byte> bytes) {
 Status Region::UnregisterBuffer(std::span<std::byte> bytes) {
     return impl_->UnregisterBuffer(bytes);
 }
-Status Region::Readd(size_t replica, const ProgressCallback &progress) {
-    return impl_->Readd(replica, progress);
+Status Region::Readd(size_t replica, const ProgressCallback &progress,
+                     const std::string &new_address) {
+    return impl_->Readd(replica, progress, new_address);
 }
 
 }  // namespace rpma::client

@@ -198,6 +198,7 @@ Status Replica::PostWrite(uint64_t remote_offset, size_t buffer, size_t local_of
     if (!posted.ok())
         return Fail(DataPlaneError("posting a write", posted.error()));
     ++posted_;
+    last_posted_ = seq;
     return Status();
 }
 
@@ -210,6 +211,7 @@ Status Replica::PostRead(uint64_t remote_offset, size_t buffer, size_t local_off
     if (!posted.ok())
         return Fail(DataPlaneError("posting a read", posted.error()));
     ++posted_;
+    last_posted_ = seq;
     return Status();
 }
 
@@ -222,6 +224,7 @@ Status Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
         if (!posted.ok())
             return Fail(DataPlaneError("posting a persistent flush", posted.error()));
         ++posted_;
+        last_posted_ = seq;
         return Status();
     }
     // A request slot is free again once its response came: at most
@@ -235,6 +238,7 @@ Status Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
     if (!posted.ok())
         return Fail(DataPlaneError("posting a GPSPM flush request", posted.error()));
     ++posted_;
+    last_posted_ = seq;
     ++flushes_posted_;
     return Status();
 }

@@ -5,6 +5,7 @@
 #ifndef CLIENT_SRC_REPLICA_H
 #define CLIENT_SRC_REPLICA_H
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -62,6 +63,10 @@ class Replica {
     // The highest seq whose work request completed (writes landed, reads
     // arrived) and whose persist was acknowledged durable.
     uint64_t completed() const { return completed_; }
+    // Every work request posted here with a seq up to `seq` completed.
+    // Seqs are region-wide and not every operation reaches every replica
+    // (reads, Readd's copy), so a replica given nothing since is done too.
+    bool Completed(uint64_t seq) const { return completed_ >= std::min(seq, last_posted_); }
     uint64_t persisted() const { return persisted_; }
 
   private:
@@ -89,6 +94,7 @@ class Replica {
     uint64_t flushes_posted_ = 0;
     uint64_t flushes_answered_ = 0;
     uint64_t completed_ = 0;
+    uint64_t last_posted_ = 0;
     uint64_t persisted_ = 0;
     std::optional<Status> failure_;
 };

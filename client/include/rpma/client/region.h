@@ -172,8 +172,11 @@ class Region {
     // durable does it count toward the quorum again. Errors:
     // kInvalidArgument (index out of range, replica not failed), the
     // daemon's errors, kDataPlane (the copy failed; the replica stays
-    // failed), kQuorumLost (no live replica to copy from).
-    Status Readd(size_t replica, const ProgressCallback &progress = nullptr);
+    // failed), kQuorumLost (no live replica to copy from). `new_address`,
+    // when not empty, is where the replica's daemon listens now (restarted
+    // on another port or host); replicas() shows it from then on.
+    Status Readd(size_t replica, const ProgressCallback &progress = nullptr,
+                 const std::string &new_address = "");
 
   private:
     class Impl;
