@@ -11,6 +11,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -256,6 +257,44 @@ TEST_F(RpmadTlsTest, ServerTlsAdmitsClientsThatTrustItsCaOnly) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
     // The trusting client still works afterwards.
     EXPECT_TRUE(ListRegions(trusting).ok());
+}
+
+// A renewed certificate is picked up from its files while rpmad runs (they
+// are re-read within 5 s of a change; nothing to restart or signal).
+TEST_F(RpmadTlsTest, ARenewedServerCertificateTakesEffectWithoutARestart) {
+    const std::string dir = TempPath("renewed");
+    std::filesystem::create_directories(dir);
+    const std::string cert = dir + "/server.pem", key = dir + "/server.key";
+    std::filesystem::copy_file(pki_->server_cert, cert);
+    std::filesystem::copy_file(pki_->server_key, key);
+    RpmadOptions options;
+    options.pool_dir = TempPath("pool");
+    options.config_yaml =
+        "control:\n  tls:\n    cert_file: \"" + cert + "\"\n    key_file: \"" + key + "\"\n";
+    std::string error;
+    auto rpmad = Rpmad::Start(options, &error);
+    ASSERT_NE(rpmad, nullptr) << error;
+    ASSERT_TRUE(ListRegions(rpmad->ChannelWith(Tls(pki_->ca))).ok());
+
+    // The renewal is signed by the other CA, so a client can tell which one
+    // the daemon serves. Both files are replaced by renaming (as certbot
+    // and friends do), the key first.
+    ASSERT_EQ(MakeCertificate(dir, "renewed", "/CN=localhost", pki_->other_ca,
+                              pki_->dir + "/other-ca.key",
+                              "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                              "extendedKeyUsage=serverAuth"),
+              "");
+    std::filesystem::rename(dir + "/renewed.key", key);
+    std::filesystem::rename(dir + "/renewed.pem", cert);
+    bool renewed = false;
+    for (int attempt = 0; attempt < 100 && !renewed; ++attempt) {
+        renewed = ListRegions(rpmad->ChannelWith(Tls(pki_->other_ca))).ok();
+        if (!renewed)
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_TRUE(renewed) << "the renewed certificate was not served within 20 s";
+    EXPECT_EQ(ListRegions(rpmad->ChannelWith(Tls(pki_->ca))).error_code(),
+              grpc::StatusCode::UNAVAILABLE);
 }
 
 TEST_F(RpmadTlsTest, RequiredClientCertificatesMustBeSignedByTheClientCa) {
