@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <fstream>
 #include <vector>
 
 #include "tests/integration/process.h"
@@ -262,6 +263,32 @@ TEST_F(ClientTest, RegisteredBuffersGoWithoutCopyAndUnregister) {
     ASSERT_TRUE(region->WritePersist(0, std::span(buffer).subspan(0, 4096)).ok());
     EXPECT_EQ(ReadAll(*region, 2, 0, 4096),
               std::vector<std::byte>(buffer.begin(), buffer.begin() + 4096));
+}
+
+TEST_F(ClientTest, CApiExampleReplicatesAFileAndVerifiesEachReplica) {
+    StartThree({false, true, false});
+    const std::string file = TempPath("input.bin");
+    const auto bytes = Pattern(1234567, 42);
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char *>(bytes.data()), static_cast<long>(bytes.size()));
+    std::vector<std::string> argv = {Runfile("client/replicate_file"), file, "from-c"};
+    for (const auto &d : daemons_)
+        argv.push_back(d->control());
+    std::string error;
+    auto example = Process::Start(argv, {}, &error);
+    ASSERT_NE(example, nullptr) << error;
+    const auto status = example->Wait(std::chrono::seconds(60));
+    ASSERT_TRUE(status.has_value()) << example->Describe();
+    EXPECT_TRUE(status->Success()) << example->Describe();
+    for (size_t r = 0; r < 3; ++r)
+        EXPECT_NE(example->Stdout().find("replica " + std::to_string(r) + " (" +
+                                         daemons_[r]->control() + "): 1234567 bytes verified"),
+                  std::string::npos)
+            << example->Describe();
+    // The bytes are in the daemons, not just in the example's memory.
+    auto region = Region::Open(Set(), "from-c", {});
+    ASSERT_TRUE(region.ok()) << region.status().ToString();
+    EXPECT_EQ(ReadAll(**region, 1, 0, bytes.size()), bytes);
 }
 
 }  // namespace

@@ -1,0 +1,44 @@
+// The client's operation arithmetic: ranges, chunks, a batch's covering
+// range, the quorum verdict.
+#include "plan.h"
+
+#include <gtest/gtest.h>
+
+namespace rpma::client {
+namespace {
+
+TEST(InRange, AcceptsRangesInsideAndRefusesOverflowAndOverrun) {
+    EXPECT_TRUE(InRange(0, 4096, 4096));
+    EXPECT_TRUE(InRange(4096, 0, 4096));
+    EXPECT_FALSE(InRange(4096, 1, 4096));
+    EXPECT_FALSE(InRange(4097, 0, 4096));
+    EXPECT_FALSE(InRange(1, UINT64_MAX, 4096));  // offset + length wraps
+}
+
+TEST(Chunks, CutsAtTheChunkSizeAndKeepsBufferOffsets) {
+    const auto pieces = Chunks(100, 2500, 1000);
+    ASSERT_EQ(pieces.size(), 3u);
+    EXPECT_EQ(pieces[0].offset, 100u);
+    EXPECT_EQ(pieces[1].offset, 1100u);
+    EXPECT_EQ(pieces[1].skip, 1000u);
+    EXPECT_EQ(pieces[2].length, 500u);
+    EXPECT_TRUE(Chunks(0, 0, 1000).empty());
+}
+
+TEST(Covering, SpansEveryNonEmptyRange) {
+    const Span c = Covering({{4096, 10}, {0, 0}, {100, 50}});
+    EXPECT_EQ(c.offset, 100u);
+    EXPECT_EQ(c.length, 4006u);
+    EXPECT_EQ(Covering({}).length, 0u);
+}
+
+TEST(QuorumVerdict, DoneWaitingOrLost) {
+    EXPECT_EQ(QuorumVerdict(2, 1, 2), Verdict::kDone);
+    EXPECT_EQ(QuorumVerdict(1, 1, 2), Verdict::kWaiting);
+    // One confirmed, the other two failed: two cannot be reached any more.
+    EXPECT_EQ(QuorumVerdict(1, 0, 2), Verdict::kLost);
+    EXPECT_EQ(QuorumVerdict(0, 3, 3), Verdict::kWaiting);
+}
+
+}  // namespace
+}  // namespace rpma::client
