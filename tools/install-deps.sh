@@ -20,6 +20,8 @@ packages=(
   # the service and its manual pages: systemd-analyze verify/security, man
   # --warnings, /bin/kill (ExecReload), setpriv (runs rpmad as a user)
   systemd man-db groff-base procps util-linux
+  # Debian packages (packaging/): dpkg-shlibdeps, dpkg-gensymbols; lintian
+  dpkg-dev lintian
   # librpma's manual pages: generated from the header and checked (rpma_core/man)
   python3
   # Soft-RoCE VM tier

@@ -1,0 +1,142 @@
+"""debian_packages: the Debian packages of rpma, from the targets it builds.
+
+What an operator installs is built optimized whatever the command line says:
+the programs and the library reach the packaging through a transition to
+`-c opt` (a plain `bazel build` is fastbuild, unoptimized). The package
+version comes from the flag `--//packaging:version=V` (default in BUILD).
+"""
+
+# The packages' version unless --//packaging:version says otherwise.
+DEFAULT_VERSION = "1.3.0"
+
+VersionInfo = provider(
+    doc = "The Debian version the packages are built with.",
+    fields = ["value"],
+)
+
+def _version_impl(ctx):
+    return VersionInfo(value = ctx.build_setting_value)
+
+version_flag = rule(
+    implementation = _version_impl,
+    build_setting = config.string(flag = True),
+)
+
+# The programs are built optimized, and with the version flag at its default:
+# the binaries do not depend on it, and a build of another version then
+# reuses them instead of rebuilding the whole tree in a new configuration.
+def _opt_impl(_settings, _attr):
+    return {
+        "//command_line_option:compilation_mode": "opt",
+        "//packaging:version": DEFAULT_VERSION,
+    }
+
+_opt_transition = transition(
+    implementation = _opt_impl,
+    inputs = [],
+    outputs = [
+        "//command_line_option:compilation_mode",
+        "//packaging:version",
+    ],
+)
+
+def _one_file(target):
+    files = target[DefaultInfo].files.to_list()
+    if len(files) != 1:
+        fail("%s: expected one file, got %d" % (target.label, len(files)))
+    return files[0]
+
+def _files(flag, targets, transitioned = False):
+    """(flag, file) pairs for the build_debs.sh command line."""
+    pairs = []
+    for t in targets:
+        pairs.append((flag, _one_file(t[0] if transitioned else t)))
+    return pairs
+
+def _debian_packages_impl(ctx):
+    version = ctx.attr.version[VersionInfo].value
+    arch = ctx.attr.architecture
+    a = ctx.attr
+    pairs = (
+        _files("--rpmad", [a.rpmad], True) +
+        _files("--library", [a.library], True) +
+        _files("--unit", [a.unit]) +
+        _files("--config", [a.config]) +
+        _files("--pc-in", [a.pkg_config]) +
+        _files("--sysusers", [a.sysusers]) +
+        _files("--tmpfiles", [a.tmpfiles]) +
+        _files("--copyright", [a.copyright]) +
+        _files("--changelog", [a.changelog]) +
+        _files("--rpmad-script", a.rpmad_scripts) +
+        _files("--rpmad-man", a.rpmad_man) +
+        _files("--header", a.headers) +
+        _files("--cpp-header", a.cpp_headers)
+    )
+    packages = ["rpmad", a.library_package, a.dev_package]
+    if a.rpmactl:
+        pairs += _files("--rpmactl", [a.rpmactl], True) + _files("--rpmactl-man", a.rpmactl_man)
+        if a.rpmactl_completion:
+            pairs += _files("--rpmactl-completion", [a.rpmactl_completion])
+        packages.append("rpmactl")
+
+    args = ctx.actions.args()
+    for flag, f in pairs:
+        args.add(flag, f)
+    args.add("--version", version)
+    args.add("--arch", arch)
+    args.add("--maintainer", a.maintainer)
+    args.add("--library-package", a.library_package)
+    args.add("--dev-package", a.dev_package)
+    outs = []
+    for p in packages:
+        out = ctx.actions.declare_file("%s_%s_%s.deb" % (p, version, arch))
+        args.add("--out", out)
+        outs.append(out)
+
+    ctx.actions.run(
+        executable = ctx.executable._build_debs,
+        arguments = [args],
+        inputs = [f for _, f in pairs],
+        outputs = outs,
+        mnemonic = "DebianPackages",
+        progress_message = "Packaging %s %s" % (", ".join(packages), version),
+        # dpkg-deb, dpkg-shlibdeps, strip and gzip are the host's.
+        use_default_shell_env = True,
+    )
+    return [DefaultInfo(files = depset(outs), runfiles = ctx.runfiles(files = outs))]
+
+debian_packages = rule(
+    implementation = _debian_packages_impl,
+    doc = "rpmad, the librpma.so.0 library, its -dev and (when given) rpmactl as .debs.",
+    attrs = {
+        "version": attr.label(mandatory = True, providers = [VersionInfo]),
+        "architecture": attr.string(default = "amd64"),
+        "maintainer": attr.string(mandatory = True),
+        "library_package": attr.string(mandatory = True),
+        "dev_package": attr.string(mandatory = True),
+        "rpmad": attr.label(mandatory = True, cfg = _opt_transition),
+        "library": attr.label(mandatory = True, cfg = _opt_transition),
+        "rpmactl": attr.label(cfg = _opt_transition),
+        "rpmactl_man": attr.label_list(allow_files = True),
+        "rpmactl_completion": attr.label(allow_single_file = True),
+        "unit": attr.label(mandatory = True, allow_single_file = True),
+        "config": attr.label(mandatory = True, allow_single_file = True),
+        "pkg_config": attr.label(mandatory = True, allow_single_file = True),
+        "sysusers": attr.label(mandatory = True, allow_single_file = True),
+        "tmpfiles": attr.label(mandatory = True, allow_single_file = True),
+        "copyright": attr.label(mandatory = True, allow_single_file = True),
+        "changelog": attr.label(mandatory = True, allow_single_file = True),
+        "rpmad_scripts": attr.label_list(allow_files = True),
+        "rpmad_man": attr.label_list(allow_files = True),
+        "headers": attr.label_list(allow_files = True),
+        "cpp_headers": attr.label_list(allow_files = True),
+        "_build_debs": attr.label(
+            default = "//packaging:build_debs",
+            executable = True,
+            cfg = "exec",
+        ),
+        "_allowlist_function_transition": attr.label(
+            default = "@bazel_tools//tools/allowlists/function_transition_allowlist",
+        ),
+    },
+)
