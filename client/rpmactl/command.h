@@ -19,6 +19,9 @@ void AddAdminCommands(CLI::App &app, Run *run);
 // put, get, verify, bench (the data plane, through the client library).
 void AddDataCommands(CLI::App &app, Run *run);
 
+// bench: write + persist latency and bandwidth (bench.cc).
+void AddBenchCommand(CLI::App &app, Run *run);
+
 }  // namespace rpmactl
 
 #endif  // CLIENT_RPMACTL_COMMAND_H

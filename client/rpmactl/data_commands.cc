@@ -1,8 +1,320 @@
-// put, get, verify and bench: the data plane through the client library.
+// put, get and verify: bytes between files and a region's replicas, through
+// the client library. bench is in bench.cc.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
 #include "client/rpmactl/command.h"
+#include "client/rpmactl/daemons.h"
+#include "client/rpmactl/differences.h"
+#include "client/rpmactl/exit_code.h"
+#include "client/rpmactl/progress_bar.h"
+#include "client/rpmactl/region_access.h"
+#include "client/rpmactl/sizes.h"
 
 namespace rpmactl {
+namespace {
 
-void AddDataCommands(CLI::App &, Run *) {}
+using rpma::client::Status;
+using rpma::client::StatusCode;
+
+// One chunk is one slot of the library's staging ring.
+constexpr uint64_t kChunk = 1 << 20;
+// put persists every this many bytes, so that a failure loses little and the
+// progress shown is close to what is durable.
+constexpr uint64_t kPersistEvery = 16 << 20;
+
+struct DataArgs {
+    std::string file;
+    std::string address;  // REGION[:OFFSET]
+    std::string length;
+    bool create = false;
+    std::string size;
+    size_t quorum = 0;
+    size_t replica = 0;
+};
+
+int Fail(const Status &status) {
+    PrintError(status);
+    return ExitCodeFor(status);
+}
+
+int Usage(const std::string &message) {
+    PrintError(Status(StatusCode::kInvalidArgument, message));
+    return kExitUsage;
+}
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// The region must hold [offset, offset + length).
+Status CheckFits(const rpma::client::Region &region, uint64_t offset, uint64_t length,
+                 const std::string &what) {
+    if (offset <= region.size() && length <= region.size() - offset)
+        return Status();
+    return Status(StatusCode::kInvalidArgument,
+                  "region " + region.name() + " holds " + std::to_string(region.size()) +
+                      " bytes: " + what + " at offset " + std::to_string(offset) +
+                      " does not fit; pick a smaller offset or length, or a larger region");
+}
+
+Json Summary(const rpma::client::Region &region, uint64_t offset, uint64_t bytes, double seconds) {
+    return Json{{"region", region.name()},
+                {"offset", offset},
+                {"bytes", bytes},
+                {"seconds", seconds},
+                {"bytes_per_second", seconds > 0 ? static_cast<double>(bytes) / seconds : 0.0},
+                {"replicas", ReplicasJson(region)}};
+}
+
+std::string Rate(uint64_t bytes, double seconds) {
+    return seconds > 0
+               ? FormatSize(static_cast<uint64_t>(static_cast<double>(bytes) / seconds)) + "/s"
+               : "-";
+}
+
+// --- put ---------------------------------------------------------------------
+
+int Put(const Settings &settings, const DataArgs &args) {
+    std::string error;
+    const auto address = ParseRegionAddress(args.address, &error);
+    if (!address)
+        return Usage(error);
+    std::error_code ec;
+    const uint64_t file_size = std::filesystem::file_size(args.file, ec);
+    std::ifstream in(args.file, std::ios::binary);
+    if (ec || !in)
+        return Fail(
+            Status(StatusCode::kInvalidArgument, "cannot read " + args.file + ": " +
+                                                     (ec ? ec.message() : "cannot open it") +
+                                                     "; give a readable regular file"));
+    rpma::client::OpenOptions options;
+    options.quorum = args.quorum;
+    if (!args.size.empty()) {
+        const auto size = ParseSize(args.size);
+        if (!size || *size == 0)
+            return Usage("'" + args.size + "' is not a region size: write a multiple of 4096");
+        options.create_size = *size;
+    } else if (args.create) {
+        options.create_size =
+            std::max<uint64_t>(4096, (address->offset + file_size + 4095) / 4096 * 4096);
+    }
+    auto region = OpenRegion(settings, address->region, options);
+    if (!region.ok())
+        return Fail(region.status());
+    Status fits = CheckFits(**region, address->offset, file_size,
+                            args.file + " (" + std::to_string(file_size) + " bytes)");
+    if (!fits.ok())
+        return Fail(fits);
+
+    const auto start = std::chrono::steady_clock::now();
+    ProgressBar progress("put " + args.file, file_size, stderr,
+                         ProgressBar::StyleFor(stderr, settings.json));
+    std::vector<std::byte> chunk(kChunk);
+    uint64_t done = 0;
+    uint64_t persisted = 0;
+    Status status;
+    while (status.ok() && done < file_size) {
+        const uint64_t n = std::min<uint64_t>(kChunk, file_size - done);
+        if (!in.read(reinterpret_cast<char *>(chunk.data()), static_cast<std::streamsize>(n))) {
+            status = Status(StatusCode::kInternal, args.file +
+                                                       " ended early or became unreadable "
+                                                       "while it was read");
+            break;
+        }
+        status = (*region)->Write(address->offset + done, std::span(chunk.data(), n));
+        done += n;
+        if (status.ok() && (done - persisted >= kPersistEvery || done == file_size)) {
+            status = (*region)->Persist(address->offset + persisted, done - persisted);
+            persisted = done;
+        }
+        progress.Update(done);
+    }
+    progress.Finish();
+    if (!status.ok())
+        return Fail(status);
+    const double seconds = Seconds(start);
+    if (settings.json) {
+        PrintJson(Summary(**region, address->offset, file_size, seconds));
+    } else {
+        size_t live = 0;
+        for (const auto &r : (*region)->replicas())
+            live += r.state == rpma::client::ReplicaState::kLive;
+        printf("put %s: %s to %s at offset %llu, durable on %zu of %zu replicas, %.3f s, %s\n",
+               args.file.c_str(), FormatSize(file_size).c_str(), address->region.c_str(),
+               static_cast<unsigned long long>(address->offset), live, (*region)->replicas().size(),
+               seconds, Rate(file_size, seconds).c_str());
+    }
+    return ReplicasExitCode(**region);
+}
+
+// --- get ---------------------------------------------------------------------
+
+int Get(const Settings &settings, const DataArgs &args) {
+    std::string error;
+    const auto address = ParseRegionAddress(args.address, &error);
+    if (!address)
+        return Usage(error);
+    const auto length = ParseSize(args.length);
+    if (!length)
+        return Usage("'" + args.length +
+                     "' is not a length: write a byte count such as 4096 or 1MiB");
+    if (args.replica >= settings.servers.size())
+        return Usage("--replica " + std::to_string(args.replica) + " names no server: there are " +
+                     std::to_string(settings.servers.size()) + " (--server), counted from 0");
+    // Only the replica read from is connected.
+    auto region = OpenRegion(settings, address->region, {}, {settings.servers[args.replica]});
+    if (!region.ok())
+        return Fail(region.status());
+    Status fits = CheckFits(**region, address->offset, *length, std::to_string(*length) + " bytes");
+    if (!fits.ok())
+        return Fail(fits);
+    std::ofstream out(args.file, std::ios::binary | std::ios::trunc);
+    if (!out)
+        return Fail(Status(StatusCode::kInvalidArgument,
+                           "cannot write " + args.file + ": check the directory and permissions"));
+
+    const auto start = std::chrono::steady_clock::now();
+    ProgressBar progress("get " + address->region, *length, stderr,
+                         ProgressBar::StyleFor(stderr, settings.json));
+    std::vector<std::byte> chunk(kChunk);
+    uint64_t done = 0;
+    Status status;
+    while (done < *length) {
+        const uint64_t n = std::min<uint64_t>(kChunk, *length - done);
+        status = (*region)->Read(address->offset + done, std::span(chunk.data(), n), 0);
+        if (!status.ok())
+            break;
+        if (!out.write(reinterpret_cast<const char *>(chunk.data()),
+                       static_cast<std::streamsize>(n))) {
+            status = Status(StatusCode::kInternal, "cannot write " + args.file + " (disk full?)");
+            break;
+        }
+        done += n;
+        progress.Update(done);
+    }
+    progress.Finish();
+    out.close();
+    if (status.ok() && !out)
+        status = Status(StatusCode::kInternal, "cannot write " + args.file + " (disk full?)");
+    if (!status.ok())
+        return Fail(status);
+    const double seconds = Seconds(start);
+    if (settings.json)
+        PrintJson(Summary(**region, address->offset, *length, seconds));
+    else
+        printf("get %s: %s from %s at offset %llu to %s, %.3f s, %s\n", address->region.c_str(),
+               FormatSize(*length).c_str(), settings.servers[args.replica].c_str(),
+               static_cast<unsigned long long>(address->offset), args.file.c_str(), seconds,
+               Rate(*length, seconds).c_str());
+    return kExitOk;
+}
+
+// --- verify ------------------------------------------------------------------
+
+int Verify(const Settings &settings, const DataArgs &args) {
+    if (settings.servers.size() < 2)
+        return Usage("verify compares replicas: give two or more --server");
+    auto region = OpenRegion(settings, args.address, {});
+    if (!region.ok())
+        return Fail(region.status());
+    const size_t replicas = settings.servers.size();
+    const uint64_t size = (*region)->size();
+    ProgressBar progress("verify " + args.address, size, stderr,
+                         ProgressBar::StyleFor(stderr, settings.json));
+    std::vector<std::vector<std::byte>> chunks(replicas, std::vector<std::byte>(kChunk));
+    DifferenceFinder finder;
+    Status status;
+    for (uint64_t offset = 0; status.ok() && offset < size; offset += kChunk) {
+        const uint64_t n = std::min<uint64_t>(kChunk, size - offset);
+        std::vector<std::span<const std::byte>> views;
+        for (size_t r = 0; r < replicas && status.ok(); ++r) {
+            status = (*region)->Read(offset, std::span(chunks[r].data(), n), r);
+            views.emplace_back(chunks[r].data(), n);
+        }
+        if (status.ok())
+            finder.Compare(offset, views);
+        progress.Update(offset + n);
+    }
+    progress.Finish();
+    if (!status.ok())
+        return Fail(status);
+    const auto ranges = finder.Ranges();
+    if (settings.json) {
+        Json differences = Json::array();
+        for (const auto &range : ranges) {
+            Json servers = Json::array();
+            for (size_t r : range.replicas)
+                servers.push_back(settings.servers[r]);
+            differences.push_back({{"offset", range.offset},
+                                   {"length", range.length},
+                                   {"replicas", range.replicas},
+                                   {"servers", servers}});
+        }
+        PrintJson(Json{{"region", args.address},
+                       {"size", size},
+                       {"reference", settings.servers[0]},
+                       {"identical", ranges.empty()},
+                       {"differences", differences},
+                       {"replicas", ReplicasJson(**region)}});
+    } else if (ranges.empty()) {
+        printf("verify %s: %s identical on %zu replicas\n", args.address.c_str(),
+               FormatSize(size).c_str(), replicas);
+    } else {
+        printf("verify %s: %zu differing ranges (against replica 0, %s):\n", args.address.c_str(),
+               ranges.size(), settings.servers[0].c_str());
+        Table table({"offset", "end", "length", "differing replicas"});
+        for (const auto &range : ranges) {
+            std::string servers;
+            for (size_t r : range.replicas)
+                servers += (servers.empty() ? "" : ", ") + std::to_string(r) + " (" +
+                           settings.servers[r] + ")";
+            table.AddRow({std::to_string(range.offset), std::to_string(range.offset + range.length),
+                          std::to_string(range.length), servers});
+        }
+        table.Print();
+    }
+    return ranges.empty() ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void AddDataCommands(CLI::App &app, Run *run) {
+    auto args = std::make_shared<DataArgs>();
+    auto set = [run, args](std::function<int(const Settings &, const DataArgs &)> body) {
+        return [run, args, body] {
+            *run = [args, body](const Settings &s) { return body(s, *args); };
+        };
+    };
+
+    CLI::App *put = app.add_subcommand(
+        "put", "replicate FILE into REGION at OFFSET (default 0) on every server, durably");
+    put->add_option("FILE", args->file, "a regular file")->required();
+    put->add_option("REGION", args->address, "REGION or REGION:OFFSET")->required();
+    put->add_flag("--create", args->create,
+                  "create the region where missing, just large enough (needs the admin token)");
+    put->add_option("--size", args->size, "create the region where missing with SIZE bytes");
+    put->add_option("--quorum", args->quorum,
+                    "replicas that must confirm each write and persist (default all)");
+    put->callback(set(Put));
+
+    CLI::App *get = app.add_subcommand("get", "read LEN bytes of REGION at OFFSET into FILE");
+    get->add_option("REGION", args->address, "REGION or REGION:OFFSET")->required();
+    get->add_option("LEN", args->length, "bytes; suffixes KiB, MiB, GiB")->required();
+    get->add_option("FILE", args->file, "written (replaced)")->required();
+    get->add_option("--replica", args->replica,
+                    "read from this server, its index in the --server list (default 0)");
+    get->callback(set(Get));
+
+    CLI::App *verify = app.add_subcommand(
+        "verify", "compare REGION on every server; report the byte ranges that differ");
+    verify->add_option("REGION", args->address, "the region")->required();
+    verify->callback(set(Verify));
+
+    AddBenchCommand(app, run);
+}
 
 }  // namespace rpmactl

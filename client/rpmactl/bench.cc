@@ -1,0 +1,297 @@
+// bench: replicated write + persist latency (median, p99) per payload size
+// and streaming bandwidth, with one replica and with every --server, in one
+// run, against a live region. The CSV has rpma_bench's columns, so
+// bench/plot.sh draws it: the first pair of columns is the replica set, the
+// second one replica.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "client/rpmactl/command.h"
+#include "client/rpmactl/daemons.h"
+#include "client/rpmactl/exit_code.h"
+#include "client/rpmactl/progress_bar.h"
+#include "client/rpmactl/region_access.h"
+#include "client/rpmactl/sizes.h"
+
+namespace rpmactl {
+namespace {
+
+namespace v1 = ::rpmad::v1;
+using rpma::client::Status;
+using rpma::client::StatusCode;
+
+constexpr uint64_t kStreamChunk = 1 << 20;
+// Streaming persists every 4 MiB, as rpma_bench's stream does.
+constexpr uint64_t kStreamPersistEvery = 4 << 20;
+
+struct BenchArgs {
+    std::string region = "rpmactl-bench";
+    std::string region_size = "64MiB";
+    std::string sizes = "64,4KiB,64KiB,1MiB";
+    size_t iterations = 1000;
+    std::string stream = "64MiB";
+    std::string csv;
+};
+
+// One replica count's numbers.
+struct Measured {
+    std::vector<double> median_us, p99_us;  // per payload size
+    double stream_mib_per_s = 0;
+};
+
+double Percentile(std::vector<double> samples, double p) {
+    if (samples.empty())
+        return 0;
+    std::sort(samples.begin(), samples.end());
+    const size_t index =
+        std::min(samples.size() - 1, static_cast<size_t>(p * static_cast<double>(samples.size())));
+    return samples[index];
+}
+
+Status Measure(rpma::client::Region &region, const std::vector<uint64_t> &sizes, size_t iterations,
+               uint64_t stream_bytes, ProgressBar &progress, uint64_t *done, Measured *out) {
+    using Clock = std::chrono::steady_clock;
+    std::vector<std::byte> buffer(std::max<uint64_t>(kStreamChunk, sizes.back()), std::byte{0x5a});
+    for (uint64_t size : sizes) {
+        std::vector<double> samples;
+        const uint64_t slots = region.size() / size;
+        // A tenth more, unrecorded first: connections and caches warm up.
+        const size_t warmup = iterations / 10;
+        for (size_t i = 0; i < warmup + iterations; ++i) {
+            const uint64_t offset = (i % slots) * size;
+            const auto start = Clock::now();
+            Status status = region.WritePersist(offset, std::span(buffer.data(), size));
+            const auto end = Clock::now();
+            if (!status.ok())
+                return status;
+            if (i >= warmup) {
+                samples.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+                *done += size;
+                progress.Update(*done);
+            }
+        }
+        out->median_us.push_back(Percentile(samples, 0.5));
+        out->p99_us.push_back(Percentile(samples, 0.99));
+    }
+    // Chunks cycle through the region; what is written since the last
+    // persist is one contiguous range [pending_from, pending_to).
+    const uint64_t slots = region.size() / kStreamChunk;
+    const auto start = Clock::now();
+    uint64_t pending_from = 0, pending_to = 0;
+    auto persist_pending = [&] {
+        Status status;
+        if (pending_to > pending_from)
+            status = region.Persist(pending_from, pending_to - pending_from);
+        pending_from = pending_to;
+        return status;
+    };
+    for (uint64_t written = 0, i = 0; written < stream_bytes; written += kStreamChunk, ++i) {
+        const uint64_t offset = (i % slots) * kStreamChunk;
+        Status status;
+        if (offset != pending_to) {  // wrapped around
+            status = persist_pending();
+            pending_from = pending_to = offset;
+        }
+        if (status.ok())
+            status = region.Write(offset, std::span(buffer.data(), kStreamChunk));
+        pending_to = offset + kStreamChunk;
+        if (status.ok() && pending_to - pending_from >= kStreamPersistEvery)
+            status = persist_pending();
+        if (!status.ok())
+            return status;
+        *done += kStreamChunk;
+        progress.Update(*done);
+    }
+    Status status = persist_pending();
+    if (!status.ok())
+        return status;
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    out->stream_mib_per_s = static_cast<double>(stream_bytes) / (1 << 20) / seconds;
+    return Status();
+}
+
+std::string Micros(double us) {
+    char text[32];
+    snprintf(text, sizeof(text), "%.1f", us);
+    return text;
+}
+
+// The servers where the region does not exist yet: bench creates it there
+// and deletes it afterwards.
+rpma::client::Result<std::vector<std::string>> Missing(Daemons &daemons, const std::string &name) {
+    v1::GetRegionRequest request;
+    request.set_name(name);
+    std::vector<std::string> missing;
+    for (auto &daemon : daemons) {
+        v1::Region region;
+        Status status = Explain(
+            daemon->regions().GetRegion(daemon->Context().get(), request, &region), *daemon);
+        if (status.code() == StatusCode::kNotFound)
+            missing.push_back(daemon->address());
+        else if (!status.ok())
+            return status;
+    }
+    return missing;
+}
+
+void DeleteWhereCreated(Daemons &daemons, const std::string &name,
+                        const std::vector<std::string> &created) {
+    v1::DeleteRegionRequest request;
+    request.set_name(name);
+    request.set_force(true);
+    for (auto &daemon : daemons) {
+        if (std::find(created.begin(), created.end(), daemon->address()) == created.end())
+            continue;
+        v1::DeleteRegionResponse response;
+        Status status = Explain(
+            daemon->regions().DeleteRegion(daemon->Context().get(), request, &response), *daemon);
+        if (!status.ok())
+            PrintError(Status(status.code(),
+                              "could not delete the bench region it created: " + status.message()));
+    }
+}
+
+int Bench(const Settings &settings, const BenchArgs &args) {
+    const auto region_size = ParseSize(args.region_size);
+    const auto stream = ParseSize(args.stream);
+    std::vector<uint64_t> sizes;
+    std::stringstream list(args.sizes);
+    for (std::string item; std::getline(list, item, ',');) {
+        const auto size = ParseSize(item);
+        if (!size || *size == 0) {
+            PrintError(Status(StatusCode::kInvalidArgument,
+                              "--sizes: '" + item + "' is not a payload size (e.g. 64,4KiB,1MiB)"));
+            return kExitUsage;
+        }
+        sizes.push_back(*size);
+    }
+    std::sort(sizes.begin(), sizes.end());
+    if (!region_size || !stream || sizes.empty() || args.iterations == 0 ||
+        *region_size < std::max<uint64_t>(sizes.back(), kStreamChunk)) {
+        PrintError(Status(StatusCode::kInvalidArgument,
+                          "bench needs --sizes, --iterations > 0, a --stream size and a "
+                          "--region-size of at least 1 MiB and the largest payload"));
+        return kExitUsage;
+    }
+    auto daemons = ConnectDaemons(settings);
+    if (!daemons.ok()) {
+        PrintError(daemons.status());
+        return kExitUsage;
+    }
+    auto missing = Missing(*daemons, args.region);
+    if (!missing.ok()) {
+        PrintError(missing.status());
+        return ExitCodeFor(missing.status());
+    }
+
+    // One replica, then the whole set (when it has more than one).
+    std::vector<size_t> counts = {1};
+    if (settings.servers.size() > 1)
+        counts.push_back(settings.servers.size());
+    uint64_t per_count = *stream;
+    for (uint64_t size : sizes)
+        per_count += size * args.iterations;
+    ProgressBar progress("bench", per_count * counts.size(), stderr,
+                         ProgressBar::StyleFor(stderr, settings.json));
+    uint64_t done = 0;
+    std::vector<Measured> measured(counts.size());
+    Status status;
+    for (size_t c = 0; c < counts.size() && status.ok(); ++c) {
+        rpma::client::OpenOptions options;
+        options.create_size = *region_size;
+        auto region = OpenRegion(settings, args.region, options,
+                                 std::vector<std::string>(settings.servers.begin(),
+                                                          settings.servers.begin() + counts[c]));
+        if (!region.ok()) {
+            status = region.status();
+            break;
+        }
+        status = Measure(**region, sizes, args.iterations, *stream, progress, &done, &measured[c]);
+    }
+    progress.Finish();
+    DeleteWhereCreated(*daemons, args.region, *missing);
+    if (!status.ok()) {
+        PrintError(status);
+        return ExitCodeFor(status);
+    }
+
+    const Measured &one = measured.front();
+    const Measured &all = measured.back();
+    const size_t n = counts.back();
+    if (!args.csv.empty()) {
+        FILE *csv = fopen(args.csv.c_str(), "w");
+        if (csv == nullptr) {
+            PrintError(Status(StatusCode::kInvalidArgument,
+                              "cannot write --csv " + args.csv + ": check the directory"));
+            return kExitFailure;
+        }
+        // rpma_bench's columns: workload, size, then the measured pair (here
+        // the replica set) and the reference pair (here one replica).
+        fprintf(csv, "workload,size,replicated,replicated_p99,single,single_p99,ratio\n");
+        for (size_t i = 0; i < sizes.size(); ++i)
+            fprintf(csv, "write_flush_latency,%llu,%.3f,%.3f,%.3f,%.3f,%.4f\n",
+                    static_cast<unsigned long long>(sizes[i]), all.median_us[i], all.p99_us[i],
+                    one.median_us[i], one.p99_us[i], all.median_us[i] / one.median_us[i]);
+        fprintf(csv, "stream_bandwidth,%llu,%.3f,0,%.3f,0,%.4f\n",
+                static_cast<unsigned long long>(kStreamChunk), all.stream_mib_per_s,
+                one.stream_mib_per_s, all.stream_mib_per_s / one.stream_mib_per_s);
+        fclose(csv);
+    }
+    if (settings.json) {
+        Json results = Json::array();
+        for (size_t c = 0; c < counts.size(); ++c) {
+            for (size_t i = 0; i < sizes.size(); ++i)
+                results.push_back({{"workload", "write_persist_latency"},
+                                   {"size", sizes[i]},
+                                   {"replicas", counts[c]},
+                                   {"median_us", measured[c].median_us[i]},
+                                   {"p99_us", measured[c].p99_us[i]}});
+            results.push_back({{"workload", "stream_bandwidth"},
+                               {"size", kStreamChunk},
+                               {"replicas", counts[c]},
+                               {"mib_per_second", measured[c].stream_mib_per_s}});
+        }
+        PrintJson(Json{{"region", args.region},
+                       {"servers", settings.servers},
+                       {"iterations", args.iterations},
+                       {"stream_bytes", *stream},
+                       {"results", results}});
+        return kExitOk;
+    }
+    const std::string set = std::to_string(n) + " replicas";
+    Table table({"workload", "size", "1 replica", "p99", set, "p99", "ratio"});
+    for (size_t i = 0; i < sizes.size(); ++i)
+        table.AddRow({"write+persist (us)", FormatSize(sizes[i]), Micros(one.median_us[i]),
+                      Micros(one.p99_us[i]), Micros(all.median_us[i]), Micros(all.p99_us[i]),
+                      Micros(all.median_us[i] / one.median_us[i] * 100) + "%"});
+    table.AddRow({"stream (MiB/s)", FormatSize(kStreamChunk), Micros(one.stream_mib_per_s), "-",
+                  Micros(all.stream_mib_per_s), "-",
+                  Micros(all.stream_mib_per_s / one.stream_mib_per_s * 100) + "%"});
+    printf("bench %s: %zu iterations per size (medians), %s streamed\n", args.region.c_str(),
+           args.iterations, FormatSize(*stream).c_str());
+    table.Print();
+    return kExitOk;
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App &app, Run *run) {
+    auto args = std::make_shared<BenchArgs>();
+    CLI::App *bench = app.add_subcommand(
+        "bench", "measure write + persist latency and streaming bandwidth with 1 and all replicas");
+    bench->add_option("--region", args->region,
+                      "region to use; created where missing and then deleted (default "
+                      "rpmactl-bench)");
+    bench->add_option("--region-size", args->region_size, "size of a region bench creates (64MiB)");
+    bench->add_option("--sizes", args->sizes,
+                      "payload sizes, comma-separated (64,4KiB,64KiB,1MiB)");
+    bench->add_option("--iterations", args->iterations, "recorded round trips per size (1000)");
+    bench->add_option("--stream", args->stream, "bytes streamed for bandwidth (64MiB)");
+    bench->add_option("--csv", args->csv, "also write the results as CSV (bench/plot.sh draws it)");
+    bench->callback([run, args] { *run = [args](const Settings &s) { return Bench(s, *args); }; });
+}
+
+}  // namespace rpmactl
