@@ -34,9 +34,10 @@
 // (8 slots of 1 MiB, registered once per replica at Open); nothing is
 // registered on the hot path. Buffers given to RegisterBuffer are written
 // from and read into directly (zero copy), registered once per replica and
-// reused until UnregisterBuffer. On loopback (tcp provider) the copy costs
-// less than the rest of the path at every size measured, so registration
-// pays off only for large, long-lived buffers (see client/README.md).
+// reused until UnregisterBuffer. Which is cheaper by size (the copy
+// against the registration's reuse) has not been measured yet: until it is,
+// small writes should use the staging ring and large long-lived buffers be
+// registered.
 //
 // Threads. A Region is thread-safe: operations are serialized by one mutex
 // (so an operation's latency includes waiting for others). The *Async
