@@ -38,8 +38,8 @@ std::vector<std::byte> Pattern(size_t size, uint8_t seed) {
 }
 
 std::unique_ptr<Rpmad> Rpmad::Start(const RpmadOptions &options, std::string *error) {
-    const int control_port = FreePort();
-    const int data_port = FreePort();
+    const int control_port = options.control_port != 0 ? options.control_port : FreePort();
+    const int data_port = options.data_port != 0 ? options.data_port : FreePort();
     std::vector<std::string> argv = {Runfile("daemon/rpmad"),
                                      "--pool-dir",
                                      options.pool_dir,
@@ -73,8 +73,9 @@ std::unique_ptr<Rpmad> Rpmad::Start(const RpmadOptions &options, std::string *er
         }
     }
     rpmad->control_ = "127.0.0.1:" + std::to_string(control_port);
+    rpmad->control_port_ = control_port;
     rpmad->data_port_ = data_port;
-    rpmad->channel_ = grpc::CreateChannel(rpmad->control_, grpc::InsecureChannelCredentials());
+    rpmad->channel_ = rpmad->ChannelWith(grpc::InsecureChannelCredentials());
     return rpmad;
 }
 
@@ -285,7 +286,12 @@ namespace rpma::testing {
 
 std::shared_ptr<grpc::Channel> Rpmad::ChannelWith(
     const std::shared_ptr<grpc::ChannelCredentials> &credentials) const {
-    return grpc::CreateChannel(control_, credentials);
+    // A subchannel of its own: gRPC otherwise shares one per address across
+    // the process, and a daemon restarted on the address of a killed one
+    // would inherit its reconnect backoff (calls failing fast meanwhile).
+    grpc::ChannelArguments arguments;
+    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    return grpc::CreateCustomChannel(control_, credentials, arguments);
 }
 
 bool SessionClient::PostRead(uint64_t offset, size_t length) {

@@ -26,6 +26,10 @@ struct RpmadOptions {
     std::string config_yaml;        // written to a file and passed as --config when not empty
     std::vector<std::string> args;  // more arguments
     std::vector<std::string> env;
+    // 0: a free port. Give the ports of an earlier Rpmad (control_port(),
+    // data_port()) to restart a daemon where its clients knew it.
+    int control_port = 0;
+    int data_port = 0;
 };
 
 class Rpmad {
@@ -36,6 +40,7 @@ class Rpmad {
 
     Process &process() { return *process_; }
     const std::string &control() const { return control_; }
+    int control_port() const { return control_port_; }
     int data_port() const { return data_port_; }
     std::shared_ptr<grpc::Channel> channel() const { return channel_; }
     // The --config file written from RpmadOptions::config_yaml ("" if none).
@@ -60,6 +65,7 @@ class Rpmad {
   private:
     std::unique_ptr<Process> process_;
     std::string control_;
+    int control_port_ = 0;
     int data_port_ = 0;
     std::string config_path_;
     std::shared_ptr<grpc::Channel> channel_;

@@ -80,7 +80,11 @@ TEST_F(RpmadTest, WriteAndPersistentFlushSurviveSigkillAndRestart) {
     }
     rpmad->process().Kill();
 
-    auto again = StartRpmad();
+    // Where its clients knew it: the same ports.
+    RpmadOptions same_place;
+    same_place.control_port = rpmad->control_port();
+    same_place.data_port = rpmad->data_port();
+    auto again = StartRpmad(same_place);
     ASSERT_NE(again, nullptr);
     v1::ListRegionsResponse list;
     ASSERT_TRUE(again->Regions()->ListRegions(Rpmad::Context().get(), {}, &list).ok());
