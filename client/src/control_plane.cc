@@ -56,7 +56,13 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Connect(const std::string &a
     std::unique_ptr<ControlPlane> control(new ControlPlane());
     control->address_ = address;
     control->options_ = options;
-    control->channel_ = grpc::CreateChannel(address, credentials);
+    // A subchannel of its own: gRPC otherwise shares one per address across
+    // the process, and a daemon restarted where a killed one listened would
+    // inherit the dead one's reconnect backoff (calls failing fast for up
+    // to two minutes), which would make Readd of a restarted replica fail.
+    grpc::ChannelArguments arguments;
+    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    control->channel_ = grpc::CreateCustomChannel(address, credentials, arguments);
     control->regions_ = rpmad::v1::RegionService::NewStub(control->channel_);
     control->sessions_ = rpmad::v1::SessionService::NewStub(control->channel_);
     control->daemon_ = rpmad::v1::DaemonService::NewStub(control->channel_);

@@ -32,6 +32,7 @@ class Region::Impl {
   public:
     struct Member {
         std::string address;
+        std::string data_address;  // ReplicaSet::data_addresses' override, if any
         std::unique_ptr<ControlPlane> control;
         std::unique_ptr<Replica> replica;
         ReplicaState state = ReplicaState::kFailed;
@@ -122,21 +123,36 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
         return Status(StatusCode::kInvalidArgument,
                       "quorum " + std::to_string(options_.quorum) + " is larger than the " +
                           std::to_string(set.addresses.size()) + " replicas of the set");
+    if (!set.data_addresses.empty() && set.data_addresses.size() != set.addresses.size())
+        return Status(StatusCode::kInvalidArgument,
+                      "the replica set has " + std::to_string(set.addresses.size()) +
+                          " addresses but " + std::to_string(set.data_addresses.size()) +
+                          " data-plane addresses: give one per replica (\"\" for the daemon's "
+                          "own) or none");
+    for (const std::string &data : set.data_addresses) {
+        const size_t colon = data.rfind(':');
+        if (!data.empty() && (colon == std::string::npos || colon == 0 || colon + 1 == data.size()))
+            return Status(StatusCode::kInvalidArgument,
+                          "data-plane address \"" + data + "\" is not host:port");
+    }
     quorum_ = options_.quorum == 0 ? set.addresses.size() : options_.quorum;
     staging_.resize(kSlots * kSlotSize);
-    for (const std::string &address : set.addresses) {
+    for (size_t i = 0; i < set.addresses.size(); ++i) {
+        const std::string &address = set.addresses[i];
         auto control = ControlPlane::Connect(address, set.options);
         if (!control.ok())
             return control.status();
         Member member;
         member.address = address;
+        if (!set.data_addresses.empty())
+            member.data_address = set.data_addresses[i];
         member.control = std::move(*control);
         members_.push_back(std::move(member));
     }
     for (size_t i = 0; i < members_.size(); ++i) {
         Member &m = members_[i];
-        auto replica =
-            Replica::Connect(*m.control, name_, options_.create_size, options_.operation_timeout);
+        auto replica = Replica::Connect(*m.control, name_, options_.create_size,
+                                        options_.operation_timeout, m.data_address);
         Status got = replica.ok() ? Status() : replica.status();
         if (got.ok() && size_ != 0 && (*replica)->size() != size_)
             got = Status(StatusCode::kFailedPrecondition,
@@ -501,14 +517,16 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
         return Status(StatusCode::kInvalidArgument, "readd: replica " + std::to_string(index) +
                                                         " (" + m.address + ") is not failed");
     m.replica.reset();  // the old session's connection, if any
-    if (!new_address.empty()) {
-        auto control = ControlPlane::Connect(new_address, m.control->options());
-        if (!control.ok())
-            return control.status().WithReplica(index, new_address);
-        m.control = std::move(*control);
-        m.address = new_address;
-    }
-    auto replica = Replica::Connect(*m.control, name_, size_, options_.operation_timeout);
+    // A new channel also to the old address: the old one's connection may be
+    // waiting out a reconnect backoff that began when the daemon died.
+    const std::string address = new_address.empty() ? m.address : new_address;
+    auto control = ControlPlane::Connect(address, m.control->options());
+    if (!control.ok())
+        return control.status().WithReplica(index, address);
+    m.control = std::move(*control);
+    m.address = address;
+    auto replica =
+        Replica::Connect(*m.control, name_, size_, options_.operation_timeout, m.data_address);
     if (!replica.ok())
         return replica.status().WithReplica(index, m.address);
     if ((*replica)->size() != size_)

@@ -31,7 +31,8 @@ Status DataPlaneError(const std::string &what, const rpma::Error &error) {
 
 Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const std::string &region,
                                                   uint64_t create_size,
-                                                  std::chrono::milliseconds timeout) {
+                                                  std::chrono::milliseconds timeout,
+                                                  const std::string &data_address) {
     // The region: created when missing and asked to.
     v1::Region info;
     v1::GetRegionRequest get;
@@ -66,12 +67,18 @@ Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const s
         return Status(StatusCode::kInternal,
                       control.address() + ": the daemon sent a malformed session token");
 
+    std::string host = session.data_address(), port = session.data_port();
+    if (!data_address.empty()) {
+        const size_t colon = data_address.rfind(':');
+        host = data_address.substr(0, colon);
+        port = data_address.substr(colon + 1);
+    }
+
     std::unique_ptr<Replica> replica(new Replica());
     replica->address_ = control.address();
     replica->session_id_ = session.session_id();
-    const std::string where = control.address() + " (data plane " + session.data_address() + ":" +
-                              session.data_port() + ")";
-    auto peer = Peer::ForAddress(session.data_address(), RPMA_UTIL_IBV_CONTEXT_REMOTE);
+    const std::string where = control.address() + " (data plane " + host + ":" + port + ")";
+    auto peer = Peer::ForAddress(host, RPMA_UTIL_IBV_CONTEXT_REMOTE);
     if (!peer.ok())
         return DataPlaneError(where, peer.error());
     replica->peer_.emplace(std::move(*peer));
@@ -89,8 +96,7 @@ Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const s
                      cfg->SetTimeout(static_cast<int>(timeout.count()))})
         if (!set.ok())
             return DataPlaneError(where, set.error());
-    auto request =
-        ConnReq::New(*replica->peer_, session.data_address(), session.data_port(), &*cfg);
+    auto request = ConnReq::New(*replica->peer_, host, port, &*cfg);
     if (!request.ok())
         return DataPlaneError(where, request.error());
     // Every flush response needs a posted receive; post them all now.

@@ -26,9 +26,12 @@ class Replica {
     // Local memory the replica's operations use: buffers[0] is the staging
     // ring, the others are the application's registered buffers (by id).
     // Each is registered with this replica's peer (its protection domain).
+    // `data_address` ("host:port"), when not empty, is where the data plane
+    // is reached instead of the address the daemon reports.
     static Result<std::unique_ptr<Replica>> Connect(ControlPlane &control,
                                                     const std::string &region, uint64_t create_size,
-                                                    std::chrono::milliseconds timeout);
+                                                    std::chrono::milliseconds timeout,
+                                                    const std::string &data_address = "");
     ~Replica();
 
     uint64_t size() const { return size_; }

@@ -1,13 +1,24 @@
 // The client library against three real rpmad processes on loopback:
 // replication, mixed persistence methods, a replica killed mid-stream (with
-// quorum 2 and with quorum 3), Readd after a restart, async and registered
-// buffers.
+// quorum 2 and with quorum 3), Readd after a restart on the same and on new
+// ports, a replica's network cut by a proxy that stops forwarding, async and
+// registered buffers.
 #include "rpma/client/region.h"
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <array>
+#include <atomic>
+#include <condition_variable>
 #include <fstream>
+#include <list>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/process.h"
@@ -25,6 +36,113 @@ using client::StatusCode;
 constexpr uint64_t kRegionSize = 4 << 20;
 constexpr size_t kRecord = 4096;
 
+// A TCP proxy on 127.0.0.1 that forwards every connection made to port() to
+// 127.0.0.1:target, both ways, until Cut(): from then on it drops what it
+// has read and reads no more, its sockets left open, as a network that
+// stopped delivering looks to both ends (no FIN, no RST).
+class TcpProxy {
+  public:
+    explicit TcpProxy(int target) : target_(target) {
+        listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in address = Loopback(0);
+        socklen_t length = sizeof(address);
+        if (listen_fd_ < 0 ||
+            bind(listen_fd_, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0 ||
+            listen(listen_fd_, 16) != 0 ||
+            getsockname(listen_fd_, reinterpret_cast<sockaddr *>(&address), &length) != 0)
+            return;
+        port_ = ntohs(address.sin_port);
+        threads_.emplace_back([this] { Accept(); });
+    }
+    ~TcpProxy() {
+        {
+            std::lock_guard lock(mu_);
+            stopping_ = true;
+            // Wakes the threads blocked in accept, read or write.
+            shutdown(listen_fd_, SHUT_RDWR);
+            for (int fd : fds_)
+                shutdown(fd, SHUT_RDWR);
+        }
+        cv_.notify_all();
+        for (auto &t : threads_)
+            t.join();
+        close(listen_fd_);
+        for (int fd : fds_)
+            close(fd);
+    }
+
+    // 0 when the proxy could not listen.
+    int port() const { return port_; }
+    std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+    uint64_t forwarded() const { return forwarded_; }
+    void Cut() { cut_ = true; }
+
+  private:
+    static sockaddr_in Loopback(int port) {
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(static_cast<uint16_t>(port));
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        return address;
+    }
+
+    void Accept() {
+        for (;;) {
+            const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (client < 0)
+                return;  // shut down
+            const int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            const sockaddr_in target = Loopback(target_);
+            std::lock_guard lock(mu_);
+            fds_.push_back(client);
+            fds_.push_back(server);
+            if (stopping_ ||
+                connect(server, reinterpret_cast<const sockaddr *>(&target), sizeof(target)) != 0) {
+                shutdown(client, SHUT_RDWR);
+                continue;
+            }
+            threads_.emplace_back([this, client, server] { Forward(client, server); });
+            threads_.emplace_back([this, client, server] { Forward(server, client); });
+        }
+    }
+
+    void Forward(int from, int to) {
+        char buffer[64 * 1024];
+        for (;;) {
+            const ssize_t n = read(from, buffer, sizeof(buffer));
+            if (n <= 0)
+                break;
+            if (cut_)
+                break;  // dropped
+            for (ssize_t done = 0; done < n;) {
+                const ssize_t w = write(to, buffer + done, static_cast<size_t>(n - done));
+                if (w <= 0)
+                    return;
+                done += w;
+            }
+            forwarded_ += static_cast<uint64_t>(n);
+        }
+        if (!cut_) {
+            shutdown(to, SHUT_WR);  // pass an orderly end on
+            return;
+        }
+        // Cut: hold the sockets open, unread, until the proxy goes away.
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return stopping_; });
+    }
+
+    const int target_;
+    int listen_fd_ = -1;
+    int port_ = 0;
+    std::atomic<bool> cut_{false};
+    std::atomic<uint64_t> forwarded_{0};
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool stopping_ = false;
+    std::vector<int> fds_;
+    std::list<std::thread> threads_;
+};
+
 class ClientTest : public ::testing::Test {
   protected:
     // Three daemons; `gpspm` picks which of them persist with GPSPM.
@@ -35,9 +153,14 @@ class ClientTest : public ::testing::Test {
             ASSERT_NE(daemons_[i], nullptr);
         }
     }
-    std::unique_ptr<Rpmad> Start(size_t i, bool gpspm) {
+    // `same_ports`: where daemons_[i] listened (a restart after a kill).
+    std::unique_ptr<Rpmad> Start(size_t i, bool gpspm, bool same_ports = false) {
         RpmadOptions options;
         options.pool_dir = pools_[i];
+        if (same_ports) {
+            options.control_port = daemons_[i]->control_port();
+            options.data_port = daemons_[i]->data_port();
+        }
         if (gpspm)
             options.config_yaml = "data:\n  persistence: gpspm\n";
         std::string error;
@@ -54,10 +177,10 @@ class ClientTest : public ::testing::Test {
             set.addresses.push_back(d->control());
         return set;
     }
-    std::unique_ptr<Region> Open(OpenOptions options = {}) {
+    std::unique_ptr<Region> Open(OpenOptions options = {}, const ReplicaSet *set = nullptr) {
         if (options.create_size == 0)
             options.create_size = kRegionSize;
-        auto region = Region::Open(Set(), "replicated", options);
+        auto region = Region::Open(set ? *set : Set(), "replicated", options);
         EXPECT_TRUE(region.ok()) << region.status().ToString();
         return region.ok() ? std::move(*region) : nullptr;
     }
@@ -167,18 +290,15 @@ TEST_F(ClientTest, KilledReplicaWithQuorumTwoIsReportedWritesGoOnAndReaddResyncs
             ASSERT_EQ(ReadAll(*region, r, i * kRecord, kRecord), record(i))
                 << "replica " << r << " record " << i;
 
-    // Restarted on the same pool (other ports), re-added: the copy reports
-    // progress up to the whole region, then all three agree.
-    daemons_[1] = Start(1, true);
+    // Restarted on the same pool and ports, re-added where the set knew it:
+    // the copy reports progress up to the whole region, then all three agree.
+    daemons_[1] = Start(1, true, /*same_ports=*/true);
     ASSERT_NE(daemons_[1], nullptr);
     std::vector<uint64_t> progress;
-    const client::Status readded = region->Readd(
-        1,
-        [&](uint64_t copied, uint64_t total) {
-            EXPECT_EQ(total, kRegionSize);
-            progress.push_back(copied);
-        },
-        daemons_[1]->control());
+    const client::Status readded = region->Readd(1, [&](uint64_t copied, uint64_t total) {
+        EXPECT_EQ(total, kRegionSize);
+        progress.push_back(copied);
+    });
     ASSERT_TRUE(readded.ok()) << readded.ToString();
     ASSERT_FALSE(progress.empty());
     EXPECT_EQ(progress.back(), kRegionSize);
@@ -211,6 +331,73 @@ TEST_F(ClientTest, KilledReplicaWithQuorumThreeFailsTheOperationCleanly) {
     // Every later operation fails the same way at once; reads still work.
     EXPECT_EQ(region->Persist(0, kRecord).code(), StatusCode::kQuorumLost);
     EXPECT_EQ(ReadAll(*region, 0, 0, kRecord), bytes);
+
+    // Restarted elsewhere (new ports) and re-added at its new address: the
+    // quorum is back and so are writes, on all three.
+    daemons_[2] = Start(2, false);
+    ASSERT_NE(daemons_[2], nullptr);
+    const client::Status readded = region->Readd(2, nullptr, daemons_[2]->control());
+    ASSERT_TRUE(readded.ok()) << readded.ToString();
+    EXPECT_EQ(region->replicas()[2].address, daemons_[2]->control());
+    const auto after = Pattern(kRecord, 6);
+    ASSERT_TRUE(region->WritePersist(kRecord, after).ok());
+    for (size_t r = 0; r < 3; ++r) {
+        EXPECT_EQ(ReadAll(*region, r, 0, kRecord), bytes) << "replica " << r;
+        EXPECT_EQ(ReadAll(*region, r, kRecord, kRecord), after) << "replica " << r;
+    }
+}
+
+TEST_F(ClientTest, CutNetworkIsDetectedWithinTheOperationTimeoutAndNothingAcknowledgedIsLost) {
+    StartThree({false, false, true});
+    // Replica 1 is reached through proxies, its control plane and (by the
+    // set's data-plane override) its data plane.
+    TcpProxy control(daemons_[1]->control_port()), data(daemons_[1]->data_port());
+    ASSERT_NE(control.port(), 0);
+    ASSERT_NE(data.port(), 0);
+    ReplicaSet set = Set();
+    set.addresses[1] = control.address();
+    set.data_addresses = {"", data.address(), ""};
+    constexpr auto kTimeout = std::chrono::milliseconds(1500);
+    std::vector<client::Status> failures;
+    std::chrono::steady_clock::time_point failed_at;
+    OpenOptions options;
+    options.quorum = 2;
+    options.operation_timeout = kTimeout;
+    options.on_failure = [&](const client::Status &s) {
+        failures.push_back(s);
+        failed_at = std::chrono::steady_clock::now();
+    };
+    auto region = Open(options, &set);
+    ASSERT_NE(region, nullptr);
+    auto record = [](size_t i) { return Pattern(kRecord, static_cast<uint8_t>(i * 7)); };
+    size_t acknowledged = 0;
+    for (; acknowledged < 20; ++acknowledged)
+        ASSERT_TRUE(region->WritePersist(acknowledged * kRecord, record(acknowledged)).ok());
+    // The replica's bytes did go through the proxy.
+    EXPECT_GT(data.forwarded(), 20 * kRecord);
+    EXPECT_EQ(ReadAll(*region, 1, 0, kRecord), record(0));
+
+    const auto cut_at = std::chrono::steady_clock::now();
+    control.Cut();
+    data.Cut();
+    for (; acknowledged < 60 || region->replicas()[1].state != ReplicaState::kFailed;
+         ++acknowledged) {
+        ASSERT_LT(acknowledged, 500u) << "the cut replica was never reported";
+        const client::Status s = region->WritePersist(acknowledged * kRecord, record(acknowledged));
+        ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+    // Detected within operation_timeout of the cut (the margin: the writes
+    // made before an operation had to wait for the replica).
+    ASSERT_EQ(failures.size(), 1u);
+    EXPECT_EQ(failures[0].replica(), 1u);
+    EXPECT_EQ(failures[0].code(), StatusCode::kDeadlineExceeded) << failures[0].ToString();
+    EXPECT_LE(failed_at - cut_at, kTimeout + std::chrono::milliseconds(1000));
+    EXPECT_EQ(region->replicas()[1].address, control.address());
+    // Nothing acknowledged is missing from the survivors.
+    for (size_t r : {0u, 2u})
+        for (size_t i = 0; i < acknowledged; ++i)
+            ASSERT_EQ(ReadAll(*region, r, i * kRecord, kRecord), record(i))
+                << "replica " << r << " record " << i;
 }
 
 TEST_F(ClientTest, AsyncOperationsCompleteInOrderAndLand) {

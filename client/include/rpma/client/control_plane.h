@@ -43,8 +43,11 @@ class ControlPlane {
   public:
     // A channel to `address` ("host:port"). gRPC connects lazily, so an
     // unreachable daemon shows up as kUnavailable on the first call, not
-    // here. Errors: kInvalidArgument for an empty address, a TLS file that
-    // cannot be read, or a certificate without its key (or the reverse).
+    // here. Each channel has its own connection (subchannel), so a new
+    // ControlPlane to a daemon restarted on a dead one's address connects at
+    // once instead of waiting out the dead one's reconnect backoff. Errors: kInvalidArgument for an
+    // empty address, a TLS file that cannot be read, or a certificate without its key (or the
+    // reverse).
     static Result<std::unique_ptr<ControlPlane>> Connect(const std::string &address,
                                                          const ConnectOptions &options);
 

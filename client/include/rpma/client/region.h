@@ -68,7 +68,13 @@ struct OpenOptions {
     // Live replicas that must confirm an operation; 0 means all of them.
     size_t quorum = 0;
     // How long a replica may take to confirm an operation (and to connect)
-    // before it is marked failed.
+    // before it is marked failed. It bounds how long a hung daemon or a cut
+    // network goes unnoticed: within operation_timeout of the first
+    // operation that must wait for the replica (with a quorum of all, the
+    // next one; with a smaller quorum, at the latest the staged write that
+    // reuses the replica's oldest unconfirmed slot of the ring, 8 on, or the
+    // operation that finds its queue of 128 work requests full). Short
+    // values suit a LAN (1-2 s); the operations waiting meanwhile stall.
     std::chrono::milliseconds operation_timeout{10000};
     // Called when a replica is marked failed, with the replica (index,
     // address), the error and the operation in the message. Runs on the
@@ -175,7 +181,9 @@ class Region {
     // daemon's errors, kDataPlane (the copy failed; the replica stays
     // failed), kQuorumLost (no live replica to copy from). `new_address`,
     // when not empty, is where the replica's daemon listens now (restarted
-    // on another port or host); replicas() shows it from then on.
+    // on another port or host); replicas() shows it from then on. Either
+    // way the control plane gets a new channel, so a daemon restarted on
+    // its old address is reached at once.
     Status Readd(size_t replica, const ProgressCallback &progress = nullptr,
                  const std::string &new_address = "");
 

@@ -17,6 +17,12 @@ struct ReplicaSet {
     std::vector<std::string> addresses;
     // TLS and admin token, the same for every replica.
     ConnectOptions options;
+    // Where to reach each replica's data plane when not where its daemon
+    // says it is (OpenSession's data_address and data_port, from rpmad's
+    // --data-listen): behind NAT, a port forward or a proxy. Empty for
+    // none, or one "host:port" per address, "" for the daemon's own. Readd
+    // keeps a replica's override (also with a new control address).
+    std::vector<std::string> data_addresses;
 };
 
 }  // namespace rpma::client
