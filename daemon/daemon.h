@@ -72,6 +72,10 @@ class Daemon {
     const Config &config() const { return config_; }
     const DataPlane &data_plane() const { return *data_plane_; }
 
+    // Whether the data plane still serves (its thread answers within
+    // `timeout`).
+    bool Responsive(std::chrono::milliseconds timeout) { return data_plane_->Responsive(timeout); }
+
     // Graceful stop: no new sessions or connections; clients disconnected.
     void Drain();
 

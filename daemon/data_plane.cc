@@ -230,6 +230,14 @@ void DataPlane::Drain(std::chrono::milliseconds grace) {
     });
 }
 
+bool DataPlane::Responsive(std::chrono::milliseconds timeout) {
+    // Shared: a late answer must still find its promise.
+    auto answered = std::make_shared<std::promise<void>>();
+    auto future = answered->get_future();
+    Post([answered] { answered->set_value(); });
+    return future.wait_for(timeout) == std::future_status::ready;
+}
+
 void DataPlane::Post(Command command) {
     {
         std::lock_guard lock(commands_mu_);

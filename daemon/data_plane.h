@@ -73,6 +73,9 @@ class DataPlane {
     // Disconnects the region's connections and deregisters it; returns once
     // nothing of the data plane uses the region any more.
     void Withdraw(const std::string &region_name);
+    // Whether the data-plane thread runs a command within `timeout`: what
+    // the watchdog pings vouch for.
+    bool Responsive(std::chrono::milliseconds timeout);
     // A session was opened: its token's expiry may be the next one.
     void Wake() {
         Post([] {});

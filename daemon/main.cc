@@ -99,8 +99,14 @@ int Serve(int argc, const char *const *argv) {
             Log().critical("waiting for signals failed: {}", strerror(errno));
             break;
         }
-        if (watchdog)
-            sd_notify(0, "WATCHDOG=1");
+        // A ping vouches for the data plane too: a stuck data-plane thread
+        // goes unanswered, and systemd restarts rpmad.
+        if (watchdog) {
+            if ((*daemon)->Responsive(std::chrono::milliseconds(timeout_ms / 2)))
+                sd_notify(0, "WATCHDOG=1");
+            else
+                Log().error("the data-plane thread does not answer; not pinging the watchdog");
+        }
         if (ready <= 0)
             continue;
         signalfd_siginfo info;

@@ -2,9 +2,13 @@
 // gRPC, its data plane through rpma_core's tcp provider, its pool in real
 // files. Each test starts its own daemon on ports of its own.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -386,6 +390,49 @@ TEST_F(RpmadTest, SighupReloadsTheLogLevelFromTheConfigFile) {
     EXPECT_NE(log.find("CreateRegion(traced)"), std::string::npos) << log;
     EXPECT_NE(log.find("reload: the configuration is not valid"), std::string::npos) << log;
     EXPECT_NE(log.find("CreateRegion(still)"), std::string::npos) << log;
+}
+
+// systemd's notify protocol, spoken to a socket of the test's own: READY
+// once serving, watchdog pings while the data plane answers, STOPPING on
+// SIGTERM.
+TEST_F(RpmadTest, TellsTheServiceManagerReadyWatchdogAndStopping) {
+    // An abstract socket: the test's temporary path is longer than sun_path.
+    const std::string name = "rpmad-test-notify-" + std::to_string(getpid());
+    const int sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(sock, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path + 1, name.data(), name.size());
+    const socklen_t length =
+        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr *>(&address), length), 0) << strerror(errno);
+    RpmadOptions options;
+    options.env = {"NOTIFY_SOCKET=@" + name, "WATCHDOG_USEC=200000"};
+    auto rpmad = StartRpmad(options);
+    ASSERT_NE(rpmad, nullptr);
+    // Reads datagrams until one contains `what`, for at most 5 s.
+    auto await = [&](const std::string &what) {
+        for (int i = 0; i < 100; ++i) {
+            pollfd p{sock, POLLIN, 0};
+            if (poll(&p, 1, 50) != 1)
+                continue;
+            char message[512];
+            const ssize_t n = recv(sock, message, sizeof(message) - 1, 0);
+            if (n > 0 &&
+                std::string(message, static_cast<size_t>(n)).find(what) != std::string::npos)
+                return true;
+        }
+        return false;
+    };
+    EXPECT_TRUE(await("READY=1"));
+    for (int ping = 0; ping < 3; ++ping)
+        EXPECT_TRUE(await("WATCHDOG=1")) << ping;
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
+    EXPECT_TRUE(await("STOPPING=1"));
+    const auto status = rpmad->process().Wait(std::chrono::seconds(10));
+    ASSERT_TRUE(status.has_value());
+    EXPECT_TRUE(status->Success());
+    close(sock);
 }
 
 TEST_F(RpmadTest, SigtermStopsGracefullyAndDisconnectsClients) {
