@@ -631,6 +631,10 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
     }
     // A destroyed QP reports nothing more, like a verbs QP.
     sq_.Detach();
+    if (in_.phase == Inbound::Phase::kPayload && in_.header.opcode == wire::Opcode::kReadResponse) {
+        in_.destination.clear();
+        in_.discard = true;
+    }
     in_.has_receive = false;
     ReleaseReceive();
     rq_ = nullptr;
@@ -1004,7 +1008,8 @@ bool Connection::DestinationWindow(size_t length, iovec *iov, int *count) const 
 
 bool Connection::CopyPayload(const uint8_t *data, size_t length) {
     if (in_.Destination().empty()) {
-        memcpy(in_.small.data() + in_.payload_received, data, length);
+        if (!in_.discard)
+            memcpy(in_.small.data() + in_.payload_received, data, length);
         return true;
     }
     iovec iov[kMaxSge];
@@ -1052,6 +1057,8 @@ ssize_t Connection::ReceivePayloadDirect(bool *revoked) {
 }
 
 bool Connection::ReadPayloadDirect(size_t *budget, bool *drained) {
+    if (in_.discard)
+        return FillStage(budget, drained);
     const size_t remaining = in_.payload_length - in_.payload_received;
     bool revoked = false;
     const ssize_t got = ReceivePayloadDirect(&revoked);
@@ -1076,7 +1083,7 @@ bool Connection::ReadPayloadDirect(size_t *budget, bool *drained) {
 }
 
 void Connection::BeginPayload(size_t length) {
-    if (in_.Destination().empty() && length > in_.small.size())
+    if (in_.Destination().empty() && length > in_.small.size() && !in_.discard)
         return ProtocolError("payload without a destination");
     in_.payload_length = length;
     in_.payload_received = 0;
@@ -1292,6 +1299,8 @@ void Connection::OnPayloadComplete() {
         }
         case wire::Opcode::kReadResponse:
             in_.destination.clear();
+            if (std::exchange(in_.discard, false))
+                return;
             sq_.CompleteFront(IBV_WC_SUCCESS);
             return FailOnFrontLocalError();
         default:
@@ -1358,6 +1367,11 @@ void Connection::OnNak(const wire::Header &header) {
 void Connection::OnReadResponseHeader(const wire::Header &header) {
     if (!IsLive())
         return ProtocolError("unexpected READ_RESPONSE");
+    if (!has_qp_) {
+        // The application destroyed the QP while its READs were in flight.
+        in_.discard = true;
+        return BeginPayload(header.length);
+    }
     if (!sq_.CompleteBefore(header.sequence))
         return ProtocolError("READ_RESPONSE for a request that is not outstanding");
     PendingWr *read = sq_.Front();

@@ -228,6 +228,10 @@ class Connection final : public EventHandler,
         std::array<uint8_t, wire::kMaxHandshakePayload> small{};
         size_t payload_length = 0;
         size_t payload_received = 0;
+        // A READ_RESPONSE whose queue pair was destroyed: no WR to complete,
+        // no memory to write (the application may reuse it). Its payload is
+        // read through the stage and dropped.
+        bool discard = false;
         bool has_receive = false;
         PostedReceive receive;
     };

@@ -114,7 +114,11 @@ class RingQueue {
         ++size_;
         return slot;
     }
+    // Refuses (does nothing) when empty: a size that wrapped below zero
+    // once made a drain loop run ~2^64 times.
     void pop_front() {
+        if (size_ == 0) [[unlikely]]
+            return;
         Reset{}(slots_[head_]);
         head_ = (head_ + 1) & mask_;
         --size_;

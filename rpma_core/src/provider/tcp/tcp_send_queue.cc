@@ -47,6 +47,8 @@ bool SendQueue::CompleteBefore(uint64_t sequence) {
 }
 
 void SendQueue::CompleteFront(ibv_wc_status status) {
+    if (wrs_.empty()) [[unlikely]]
+        return;
     const PendingWr &wr = wrs_.front();
     if (wr.signaled || status != IBV_WC_SUCCESS) {
         ibv_wc wc{};

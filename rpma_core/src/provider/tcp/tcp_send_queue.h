@@ -54,6 +54,7 @@ class SendQueue {
     // False on a protocol violation.
     bool CompleteBefore(uint64_t sequence);
     PendingWr *Front() { return wrs_.empty() ? nullptr : &wrs_.front(); }
+    // Nothing when the queue is empty (the QP may have gone meanwhile).
     void CompleteFront(ibv_wc_status status);
     // The front WR's local error, or IBV_WC_SUCCESS.
     ibv_wc_status FrontLocalError() const;

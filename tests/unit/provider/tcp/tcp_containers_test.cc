@@ -90,5 +90,24 @@ TEST(RingQueue, FifoAcrossGrowthAndWrapAround) {
     }
 }
 
+// Popping an empty queue once wrapped its size to 2^64 - 1, and a drain
+// loop (`while (!empty()) pop_front()`) then ran practically forever.
+TEST(RingQueue, PopOnEmptyIsRefused) {
+    RingQueue<int> q;
+    q.pop_front();  // never grown
+    EXPECT_TRUE(q.empty());
+    q.push_back(1);
+    q.pop_front();
+    q.pop_front();  // grown, empty again
+    EXPECT_TRUE(q.empty());
+    EXPECT_EQ(q.size(), 0u);
+    q.push_back(2);
+    q.push_back(3);
+    ASSERT_EQ(q.size(), 2u);
+    EXPECT_EQ(q.front(), 2);
+    q.clear();
+    EXPECT_TRUE(q.empty());
+}
+
 }  // namespace
 }  // namespace rpma::provider::tcp

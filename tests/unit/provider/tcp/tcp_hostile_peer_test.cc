@@ -1,0 +1,143 @@
+// The tcp provider against peers that do not behave: a scripted raw TCP peer
+// (tcp_raw_peer.h) on one side, the provider on the other. Scenarios that
+// once hung the whole process run in a child process under an alarm, so a
+// regression fails the test instead of hanging the suite.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "tests/unit/provider/tcp/tcp_raw_peer.h"
+#include "tests/unit/provider/tcp/tcp_test_support.h"
+
+namespace rpma::provider::tcp::testing {
+namespace {
+
+// A child process's whole scenario, hang included, ends within this.
+constexpr unsigned kChildAlarmSeconds = 20;
+
+// In a death test's child: bounded by an alarm. gtest prints nothing
+// there, so ExitChild hands the failures to the parent's report through
+// stderr, which the parent captures.
+void InChild() {
+    alarm(kChildAlarmSeconds);
+}
+[[noreturn]] void ExitChild() {
+    const ::testing::TestResult *result =
+        ::testing::UnitTest::GetInstance()->current_test_info()->result();
+    for (int i = 0; i < result->total_part_count(); ++i) {
+        const ::testing::TestPartResult &part = result->GetTestPartResult(i);
+        if (part.failed())
+            fprintf(stderr, "%s:%d: %s\n", part.file_name(), part.line_number(), part.message());
+    }
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+}
+
+// Waits (bounded, without sleeping) until the provider wrote `value` at `at`.
+bool WaitForByte(const uint8_t *at, uint8_t value) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+    while (*static_cast<const volatile uint8_t *>(at) != value) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return false;
+        std::this_thread::yield();
+    }
+    return true;
+}
+
+class TcpHostilePeer : public ConnectedPair {
+  protected:
+    // The provider connects as a client to a scripted server, which takes
+    // the handshake declaring `declared_depth` as its send-queue depth.
+    void ConnectToScripted(RawListener &raw, RawPeer *server, const PairOptions &options = {},
+                           uint32_t declared_depth = 16) {
+        port = raw.Port();
+        ASSERT_NO_FATAL_FAILURE(CreateClient(options));
+        ASSERT_EQ(client.id->Connect(nullptr, 0, kTimeoutMs), 0);
+        *server = raw.Accept();
+        ASSERT_TRUE(server->Valid());
+        ASSERT_TRUE(server->ReadHandshake(wire::Opcode::kConnectRequest));
+        ASSERT_TRUE(server->SendHandshake(wire::Opcode::kAccept, declared_depth));
+        ASSERT_EQ(WaitEventType(*client.id), CmEventType::kEstablished);
+        ASSERT_TRUE(server->ReadHandshake(wire::Opcode::kReadyToUse));
+    }
+
+    // The process still makes connections and moves data: a fresh pair
+    // through the provider's own listener writes and reads back.
+    void ExpectProcessStillWorks() {
+        ASSERT_NO_FATAL_FAILURE(Connect());
+        Buffer local(*client_pd, 4096, kRemoteAll);
+        Buffer remote(*server_pd, 4096, kRemoteAll);
+        memset(local.data(), 0x5a, 64);
+        ibv_sge sge = local.Sge(0, 64);
+        ASSERT_EQ(
+            client.qp().PostSend(SendWr(IBV_WR_RDMA_WRITE, &sge, 1, remote.addr(), remote.rkey())),
+            0);
+        const ibv_wc wc = client.send.WaitOne();
+        EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
+        EXPECT_EQ(remote.data()[63], 0x5a);
+    }
+
+    // The scenario of the test below, in the child process.
+    void ReadInterruptedByQueuePairDestruction() {
+        constexpr uint32_t kLength = 1 << 20;
+        constexpr uint32_t kFirstPart = 64 << 10;
+        RawListener raw;
+        RawPeer server;
+        ASSERT_NO_FATAL_FAILURE(ConnectToScripted(raw, &server));
+        Buffer destination(*client_pd, kLength, kRemoteAll);
+        ibv_sge sge = destination.Sge(0, kLength);
+        ASSERT_EQ(client.qp().PostSend(SendWr(IBV_WR_RDMA_READ, &sge, 1, 0x10000, 7)), 0);
+        wire::Header request;
+        ASSERT_TRUE(server.ReadMessage(&request));
+        ASSERT_EQ(request.opcode, wire::Opcode::kReadRequest);
+
+        wire::Header response;
+        response.opcode = wire::Opcode::kReadResponse;
+        response.length = kLength;
+        response.sequence = request.sequence;
+        const std::vector<uint8_t> payload(kLength, 0xab);
+        ASSERT_TRUE(server.SendHeader(response));
+        ASSERT_TRUE(server.Send(payload.data(), kFirstPart));
+        ASSERT_TRUE(WaitForByte(&destination.data()[kFirstPart - 1], 0xab));
+
+        ASSERT_EQ(client.id->Disconnect(), 0);
+        client.id->DestroyQp();
+        client.id.reset();
+        wire::Header goodbye;
+        do {
+            ASSERT_TRUE(server.ReadMessage(&goodbye));
+        } while (goodbye.opcode != wire::Opcode::kDisconnect);
+        ASSERT_TRUE(server.Send(payload.data() + kFirstPart, kLength - kFirstPart));
+        wire::Header disconnect;
+        disconnect.opcode = wire::Opcode::kDisconnect;
+        ASSERT_TRUE(server.SendHeader(disconnect));
+        EXPECT_TRUE(server.WaitClosed());
+        server = RawPeer();  // our end of stream finishes the disconnection
+        // A destroyed queue pair writes nothing more into memory.
+        EXPECT_EQ(destination.data()[kLength - 1], 0);
+        ASSERT_NO_FATAL_FAILURE(ExpectProcessStillWorks());
+    }
+};
+
+// The READ_RESPONSE's header and the first part of its payload arrived,
+// then the application disconnected and destroyed the queue pair without
+// waiting for the disconnection: the rest of the payload has no WR to
+// complete and no memory to go to. Once, completing it popped an empty send
+// queue, whose size wrapped, and the progress thread spun in FlushAll with
+// the connection locked: every connection of the process hung.
+TEST_F(TcpHostilePeer, QueuePairDestroyedDuringReadResponseLeavesProcessWorking) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            InChild();
+            ReadInterruptedByQueuePairDestruction();
+            ExitChild();
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace rpma::provider::tcp::testing
