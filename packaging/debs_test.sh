@@ -105,12 +105,15 @@ cmp -s "$root/lib/systemd/system/rpmad.service" "$unit" || fail "packaged unit d
 so=$root/usr/lib/$multiarch/librpma.so.0
 soname=$(objdump -p "$so" | awk '$1 == "SONAME" { print $2 }')
 [ "$soname" = librpma.so.0 ] || fail "SONAME is '$soname'"
+# Read whole before grepping: with pipefail, `objdump | grep -q` fails when
+# grep quits early and objdump dies of SIGPIPE.
+dynamic_symbols=$(objdump -T "$so")
 for node in LIBRPMA_1.0 RPMA_CORE_EXT_1.0; do
-    objdump -T "$so" | grep -q " $node " || fail "librpma.so.0 exports nothing in $node"
+    grep -q " $node " <<<"$dynamic_symbols" || fail "librpma.so.0 exports nothing in $node"
     grep -q "@$node " "$lctl/symbols" || fail "symbols file lacks $node"
 done
 # Stripped as dh_strip would (lintian: unstripped-binary-or-object).
-if readelf -S "$so" | grep -q '\.debug_info'; then
+if grep -q '\.debug_info' <<<"$(readelf -S "$so")"; then
     fail "librpma.so.0 is not stripped"
 fi
 pc_libdir=$(PKG_CONFIG_SYSROOT_DIR="" PKG_CONFIG_PATH="$root/usr/lib/$multiarch/pkgconfig" \
