@@ -14,7 +14,7 @@ packages=(
   libpmem2-dev
   # control plane, daemon, CLI
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev libsystemd-dev
+  libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev libsystemd-dev nlohmann-json3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox openssl valgrind
   # the service and its manual pages: systemd-analyze verify/security, man
