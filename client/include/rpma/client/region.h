@@ -105,6 +105,7 @@ class Batch {
         writes_.push_back({offset, bytes});
     }
     bool empty() const { return writes_.empty(); }
+    size_t size() const { return writes_.size(); }
     void Clear() { writes_.clear(); }
 
   private:

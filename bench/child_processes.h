@@ -1,0 +1,207 @@
+// The servers a benchmark forks (rpma_bench's servers in a child process,
+// rpmad from its binary): started before the benchmark has any thread,
+// dying with it (PR_SET_PDEATHSIG), killed and reaped at its end together
+// with the run's temporary directory.
+#ifndef RPMA_BENCH_CHILD_PROCESSES_H
+#define RPMA_BENCH_CHILD_PROCESSES_H
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/bench_stats.h"
+
+namespace rpma_bench {
+
+[[noreturn]] inline void Die(const char *program, const std::string &message) {
+    fprintf(stderr, "%s: %s\n", program, message.c_str());
+    exit(1);
+}
+
+class ChildProcesses {
+  public:
+    // `program` prefixes error messages. Creates the run's temporary
+    // directory in `dir` and cleans everything up at exit or on a fatal
+    // signal. One per process.
+    ChildProcesses(const char *program, const std::string &dir) {
+        self_ = this;
+        program_ = program;
+        std::string pattern = dir + "/" + program + ".XXXXXX";
+        if (mkdtemp(pattern.data()) == nullptr)
+            Die(program_, "cannot create a directory in " + dir + ": " + strerror(errno));
+        temp_dir_ = pattern;
+        atexit([] {
+            if (self_ != nullptr)  // exit() before the end of main
+                self_->CleanUp();
+        });
+        for (int sig : {SIGINT, SIGTERM, SIGHUP})
+            signal(sig, [](int s) {
+                if (self_ != nullptr)
+                    self_->KillAll();  // async-signal-safe; the directory stays
+                ::signal(s, SIG_DFL);
+                raise(s);
+            });
+    }
+    ~ChildProcesses() {
+        CleanUp();
+        self_ = nullptr;
+    }
+    ChildProcesses(const ChildProcesses &) = delete;
+    ChildProcesses &operator=(const ChildProcesses &) = delete;
+
+    const std::string &temp_dir() const { return temp_dir_; }
+
+    // Runs `serve(ready_fd)` in a child and waits for its "ready" line.
+    pid_t StartServer(const std::function<void(int)> &serve, const std::string &what) {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0)
+            Die(program_, std::string("pipe: ") + strerror(errno));
+        const pid_t parent = getpid();
+        const pid_t pid = fork();
+        if (pid < 0)
+            Die(program_, std::string("fork: ") + strerror(errno));
+        if (pid == 0) {
+            DieWithParent(parent);
+            close(fds[0]);
+            serve(fds[1]);
+            _exit(1);
+        }
+        pids_.push_back(pid);
+        close(fds[1]);
+        if (!AwaitLine(fds[0], "ready", 20000))
+            Die(program_, what + " did not start (its errors are above)");
+        close(fds[0]);
+        return pid;
+    }
+
+    // Runs `argv`, its stderr into `log_path`, and waits for a stdout line
+    // starting with `ready`. The stdout pipe stays open until the end.
+    pid_t StartProgram(const std::vector<std::string> &args, const std::string &log_path,
+                       const std::string &ready) {
+        const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int out[2];
+        if (log_fd < 0 || pipe2(out, O_CLOEXEC) != 0)
+            Die(program_, "cannot create " + log_path + " or a pipe: " + strerror(errno));
+        std::vector<std::string> copy = args;
+        std::vector<char *> argv;
+        for (std::string &arg : copy)
+            argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        const pid_t parent = getpid();
+        const pid_t pid = fork();
+        if (pid < 0)
+            Die(program_, std::string("fork: ") + strerror(errno));
+        if (pid == 0) {
+            DieWithParent(parent);
+            dup2(out[1], STDOUT_FILENO);
+            dup2(log_fd, STDERR_FILENO);
+            unsetenv("NOTIFY_SOCKET");  // not systemd's child
+            unsetenv("JOURNAL_STREAM");
+            execv(argv[0], argv.data());
+            dprintf(log_fd, "cannot run %s: %s\n", argv[0], strerror(errno));
+            _exit(127);
+        }
+        pids_.push_back(pid);
+        close(out[1]);
+        close(log_fd);
+        stdout_fds_.push_back(out[0]);
+        if (!AwaitLine(out[0], ready, 20000)) {
+            std::ifstream log(log_path);
+            std::string text((std::istreambuf_iterator<char>(log)),
+                             std::istreambuf_iterator<char>());
+            Die(program_, args[0] + " did not report ready; its log:\n" + text);
+        }
+        return pid;
+    }
+
+    void CleanUp() {
+        KillAll();
+        for (pid_t pid : pids_)
+            waitpid(pid, nullptr, 0);
+        pids_.clear();
+        for (int fd : stdout_fds_)
+            close(fd);
+        stdout_fds_.clear();
+        if (!temp_dir_.empty()) {
+            std::error_code ignored;
+            std::filesystem::remove_all(temp_dir_, ignored);
+            temp_dir_.clear();
+        }
+    }
+
+  private:
+    void KillAll() {
+        for (pid_t pid : pids_)
+            kill(pid, SIGKILL);
+    }
+
+    // In a child just forked: die with the parent, even if it already died.
+    static void DieWithParent(pid_t parent) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(1);
+    }
+
+    // Reads from fd until a line starting with `prefix` arrives; false at
+    // EOF or after timeout_ms.
+    static bool AwaitLine(int fd, const std::string &prefix, int timeout_ms) {
+        std::string seen;
+        const uint64_t deadline = NowNs() + uint64_t(timeout_ms) * 1000000;
+        for (;;) {
+            size_t line_start = 0;
+            for (size_t nl; (nl = seen.find('\n', line_start)) != std::string::npos;
+                 line_start = nl + 1)
+                if (seen.compare(line_start, prefix.size(), prefix) == 0)
+                    return true;
+            const uint64_t now = NowNs();
+            pollfd p{fd, POLLIN, 0};
+            if (now >= deadline ||
+                poll(&p, 1, static_cast<int>((deadline - now) / 1000000) + 1) <= 0)
+                return false;
+            char buf[512];
+            const ssize_t n = read(fd, buf, sizeof(buf));
+            if (n <= 0)
+                return false;
+            seen.append(buf, static_cast<size_t>(n));
+        }
+    }
+
+    static inline ChildProcesses *self_ = nullptr;
+    const char *program_ = "";
+    std::string temp_dir_;
+    std::vector<pid_t> pids_;
+    std::vector<int> stdout_fds_;
+};
+
+// rpmad in the runfiles of `argv0` (bazel run, bazel test, or beside it).
+inline std::string RunfilesRpmad(const char *program, const char *argv0) {
+    std::vector<std::string> candidates;
+    for (const char *var : {"RUNFILES_DIR", "TEST_SRCDIR"})
+        if (const char *dir = getenv(var))
+            candidates.push_back(std::string(dir) + "/rpma/daemon/rpmad");
+    candidates.push_back(std::string(argv0) + ".runfiles/rpma/daemon/rpmad");
+    candidates.push_back("daemon/rpmad");  // bazel run's working directory
+    for (const std::string &path : candidates)
+        if (access(path.c_str(), X_OK) == 0)
+            return path;
+    Die(program,
+        "cannot find rpmad in the runfiles: pass --rpmad PATH (bazel build //daemon:rpmad)");
+}
+
+}  // namespace rpma_bench
+
+#endif  // RPMA_BENCH_CHILD_PROCESSES_H

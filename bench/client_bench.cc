@@ -1,0 +1,327 @@
+// client_bench: what the client library costs and what replication costs,
+// in one run of one client process.
+//
+//   client_bench [--quick] [--pin CPU] [--csv FILE] [--rpmad PATH] [--dir DIR]
+//
+// 1. 4 KiB write + persist latency (iodepth 1) through rpma::client::Region
+//    on one rpmad against bare rpma_core write + persistent flush to
+//    rpma_bench's server (both regions shared file mappings in the same
+//    directory, so each persist msyncs on both sides). Floor: <= 1.1.
+// 2. The same through a Region on three rpmads against the one-replica
+//    Region: the fan-out is parallel, so three cost little more than one.
+//    Floor: <= 1.3.
+// 3. Streaming 1 MiB writes (a persist every 4 MiB, as rpma_bench's stream)
+//    through a one-replica Region against raw TCP (rpma_bench's server, a
+//    one-way stream). With a registered buffer (zero copy; the floor,
+//    >= 0.8) and through the staging ring (shown).
+// Every comparison alternates its two sides in rounds after a warm-up of
+// each, as rpma_bench does. The servers (three rpmads with the tcp provider,
+// the bare rpma server, the raw TCP server) are started before this process
+// has any thread and inherit the --pin affinity.
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_stats.h"
+#include "bench/child_processes.h"
+#include "bench/rounds.h"
+#include "bench/workload.h"
+#include "rpma/client/region.h"
+
+namespace {
+
+namespace client = ::rpma::client;
+using rpma_bench::Client;
+using rpma_bench::HumanSize;
+using rpma_bench::Summary;
+
+constexpr const char *kProgram = "client_bench";
+constexpr uint64_t kLibraryRegionSize = 4 << 20;
+
+struct Options {
+    bool quick = false;
+    int pin_cpu = -1;
+    std::string csv_path;
+    std::string rpmad_path;  // empty: from the runfiles
+    std::string dir;         // where the run's temporary directory goes
+
+    int latency_iterations() const { return quick ? 300 : 20000; }
+    size_t stream_total() const { return quick ? (32u << 20) : (256u << 20); }
+};
+
+struct Row {
+    std::string key;  // stable name for the CSV
+    std::string workload;
+    std::string baseline_name;
+    size_t size;
+    double subject;  // median latency in us, or MiB/s
+    double subject_p99;
+    double baseline;
+    double baseline_p99;
+    bool bandwidth;  // higher is better: the floor is a minimum
+    double floor;    // 0: none
+};
+
+[[noreturn]] void Die(const std::string &message) {
+    rpma_bench::Die(kProgram, message);
+}
+
+void Check(const client::Status &status, const char *what) {
+    if (!status.ok())
+        Die(std::string(what) + ": " + status.ToString());
+}
+
+// A Region seen as rpma_bench's Client: the same workloads, through the
+// library.
+class LibraryClient : public Client {
+  public:
+    // `registered`: the source buffer is registered (zero copy) rather than
+    // copied into the staging ring.
+    LibraryClient(std::unique_ptr<client::Region> region, bool registered)
+        : region_(std::move(region)), buffer_(rpma_bench::kMaxPayload) {
+        for (size_t i = 0; i < buffer_.size(); ++i)
+            buffer_[i] = static_cast<std::byte>(i * 31);
+        if (registered)
+            Check(region_->RegisterBuffer(buffer_), "RegisterBuffer");
+    }
+    ~LibraryClient() override {
+        (void)region_->UnregisterBuffer(buffer_);  // kNotFound when staged
+    }
+
+    std::vector<uint64_t> DurableWriteLatency(size_t size, int iterations) override {
+        std::vector<uint64_t> samples;
+        samples.reserve(iterations);
+        const std::span<const std::byte> bytes(buffer_.data(), size);
+        for (int i = 0; i < iterations; ++i) {
+            const uint64_t start = rpma_bench::NowNs();
+            Check(region_->WritePersist(0, bytes), "WritePersist");
+            samples.push_back(rpma_bench::NowNs() - start);
+        }
+        return samples;
+    }
+
+    // As rpma_bench's rpma stream: `chunk`-sized writes cycling through
+    // kMaxPayload bytes of the region, a persist every 4 MiB (a Batch
+    // committed: its writes, then one persist).
+    uint64_t Stream(size_t chunk, size_t total) override {
+        const size_t per_persist = std::max<size_t>(1, (4 << 20) / chunk);
+        client::Batch batch;
+        size_t offset = 0;
+        const uint64_t start = rpma_bench::NowNs();
+        for (size_t sent = 0; sent < total; sent += chunk) {
+            const size_t len = std::min(chunk, total - sent);
+            if (offset + len > rpma_bench::kMaxPayload)
+                offset = 0;
+            batch.Write(offset, std::span<const std::byte>(buffer_.data() + offset, len));
+            offset += len;
+            if (batch.size() == per_persist || sent + chunk >= total) {
+                Check(region_->Commit(batch), "Commit");
+                batch.Clear();
+            }
+        }
+        return rpma_bench::NowNs() - start;
+    }
+
+    std::vector<uint64_t> ReadLatency(size_t, int) override { Die("not measured here"); }
+    std::vector<uint64_t> PingPong(size_t, int) override { Die("not measured here"); }
+
+  private:
+    std::unique_ptr<client::Region> region_;
+    std::vector<std::byte> buffer_;
+};
+
+std::unique_ptr<client::Region> OpenRegion(const std::vector<std::string> &addresses,
+                                           const std::string &name) {
+    client::ReplicaSet set;
+    set.addresses = addresses;
+    client::OpenOptions options;
+    options.create_size = kLibraryRegionSize;
+    auto region = client::Region::Open(set, name, options);
+    if (!region.ok())
+        Die("opening region " + name + ": " + region.status().ToString());
+    return std::move(*region);
+}
+
+Row Latency(const std::string &key, const std::string &workload, const std::string &baseline_name,
+            Client &subject, Client &baseline, size_t size, int iterations, double floor) {
+    fprintf(stderr, "  measuring %s...\n", workload.c_str());
+    rpma_bench::RoundSamples samples = rpma_bench::AlternatingRounds(
+        &baseline, &subject, iterations,
+        [size](Client &c, int count) { return c.DurableWriteLatency(size, count); });
+    const Summary s = rpma_bench::Summarize(std::move(samples.subject));
+    const Summary b = rpma_bench::Summarize(std::move(samples.baseline));
+    return Row{key,      workload,    baseline_name, size,  s.median_us,
+               s.p99_us, b.median_us, b.p99_us,      false, floor};
+}
+
+// Eight alternating rounds of an eighth of `total` each, after a warm-up of
+// each side; a side's rate is the median of its rounds' (MiB/s).
+Row Bandwidth(const std::string &key, const std::string &workload, Client &subject, Client &raw_tcp,
+              size_t chunk, size_t total, double floor) {
+    fprintf(stderr, "  measuring %s...\n", workload.c_str());
+    raw_tcp.Stream(chunk, total / 16);
+    subject.Stream(chunk, total / 16);
+    constexpr int kStreamRounds = 8;
+    const size_t per_round = total / kStreamRounds;
+    std::vector<double> rates[2];  // subject, raw TCP
+    for (int round = 0; round < kStreamRounds; ++round)
+        for (int turn = 0; turn < 2; ++turn) {
+            const int side = (turn + round) % 2;
+            Client &c = side == 0 ? subject : raw_tcp;
+            const uint64_t ns = c.Stream(chunk, per_round);
+            rates[side].push_back((per_round / double(1 << 20)) / (ns / 1e9));
+        }
+    auto median = [](std::vector<double> r) {
+        std::sort(r.begin(), r.end());
+        const size_t half = r.size() / 2;
+        return r.size() % 2 == 1 ? r[half] : (r[half - 1] + r[half]) / 2;
+    };
+    return Row{key, workload,         "raw TCP", chunk, median(rates[0]),
+               0,   median(rates[1]), 0,         true,  floor};
+}
+
+bool PrintTable(const std::vector<Row> &rows) {
+    bool all_met = true;
+    printf("\n%-34s %8s %10s %10s %-10s %10s %10s %7s  %s\n", "workload", "size", "client",
+           "client p99", "baseline", "median", "p99", "ratio", "floor");
+    for (const Row &row : rows) {
+        const double ratio = row.subject / row.baseline;
+        std::string floor = "-";
+        if (row.floor > 0) {
+            const bool met = row.bandwidth ? ratio >= row.floor : ratio <= row.floor;
+            all_met = all_met && met;
+            char text[32];
+            snprintf(text, sizeof(text), "%s %.2f %s", row.bandwidth ? ">=" : "<=", row.floor,
+                     met ? "met" : "NOT met");
+            floor = text;
+        }
+        printf("%-34s %8s %10.1f %10.1f %-10s %10.1f %10.1f %7.2f  %s\n", row.workload.c_str(),
+               HumanSize(row.size).c_str(), row.subject, row.subject_p99, row.baseline_name.c_str(),
+               row.baseline, row.baseline_p99, ratio, floor.c_str());
+    }
+    printf(
+        "(latency: microseconds, median and p99, iodepth 1; stream: MiB/s, median of 8 rounds)\n");
+    return all_met;
+}
+
+void WriteCsv(const std::string &path, const std::vector<Row> &rows) {
+    FILE *f = fopen(path.c_str(), "w");
+    if (f == nullptr)
+        Die("cannot write " + path + ": " + strerror(errno));
+    fprintf(f, "workload,size,client,client_p99,baseline,baseline_p99,ratio\n");
+    for (const Row &row : rows)
+        fprintf(f, "%s,%zu,%.3f,%.3f,%.3f,%.3f,%.4f\n", row.key.c_str(), row.size, row.subject,
+                row.subject_p99, row.baseline, row.baseline_p99, row.subject / row.baseline);
+    fclose(f);
+    fprintf(stderr, "wrote %s\n", path.c_str());
+}
+
+Options ParseOptions(int argc, char **argv) {
+    Options opt;
+    for (int i = 1; i < argc; ++i) {
+        const bool has_value = i + 1 < argc;
+        if (strcmp(argv[i], "--quick") == 0) {
+            opt.quick = true;
+        } else if (strcmp(argv[i], "--pin") == 0 && has_value) {
+            opt.pin_cpu = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--csv") == 0 && has_value) {
+            opt.csv_path = argv[++i];
+        } else if (strcmp(argv[i], "--rpmad") == 0 && has_value) {
+            opt.rpmad_path = argv[++i];
+        } else if (strcmp(argv[i], "--dir") == 0 && has_value) {
+            opt.dir = argv[++i];
+        } else {
+            fprintf(stderr,
+                    "usage: %s [--quick] [--pin CPU] [--csv FILE] [--rpmad PATH] [--dir DIR]\n"
+                    "  --pin CPU    run every process (the rpmads too) on this CPU\n"
+                    "  --rpmad PATH the daemon to replicate to (default: from the runfiles)\n"
+                    "  --dir DIR    where the pools and the bare server's region live\n"
+                    "               (a fresh directory inside DIR, removed at the end;\n"
+                    "               default $TEST_TMPDIR, $TMPDIR or /tmp)\n",
+                    argv[0]);
+            exit(2);
+        }
+    }
+    if (opt.dir.empty())
+        for (const char *var : {"TEST_TMPDIR", "TMPDIR"})
+            if (const char *dir = getenv(var); dir != nullptr && opt.dir.empty())
+                opt.dir = dir;
+    if (opt.dir.empty())
+        opt.dir = "/tmp";
+    return opt;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const Options opt = ParseOptions(argc, argv);
+    const std::string rpmad =
+        opt.rpmad_path.empty() ? rpma_bench::RunfilesRpmad(kProgram, argv[0]) : opt.rpmad_path;
+    if (opt.pin_cpu >= 0) {
+        // Before any child or thread exists: all inherit it.
+        cpu_set_t cpus;
+        CPU_ZERO(&cpus);
+        CPU_SET(opt.pin_cpu, &cpus);
+        if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0)
+            Die(std::string("sched_setaffinity: ") + strerror(errno));
+    }
+    rpma_bench::ChildProcesses children(kProgram, opt.dir);
+    const std::string dir = children.temp_dir();
+
+    const uint16_t tcp_port = rpma_bench::FreePort();
+    children.StartServer([&](int fd) { rpma_bench::RunRawTcpServer(tcp_port, fd); },
+                         "the raw TCP server");
+    const std::string bare_port = std::to_string(rpma_bench::FreePort());
+    children.StartServer(
+        [&](int fd) {
+            rpma_bench::RunRpmaServer("127.0.0.1", bare_port, fd, dir + "/bare.region");
+        },
+        "the bare rpma server");
+    std::vector<std::string> controls;
+    for (int i = 0; i < 3; ++i) {
+        const std::string control = "127.0.0.1:" + std::to_string(rpma_bench::FreePort());
+        const std::string data = "127.0.0.1:" + std::to_string(rpma_bench::FreePort());
+        const std::string pool = dir + "/pool" + std::to_string(i);
+        children.StartProgram({rpmad, "--pool-dir", pool, "--listen", control, "--data-listen",
+                               data, "--provider", "tcp"},
+                              dir + "/rpmad" + std::to_string(i) + ".log", "rpmad: ready:");
+        controls.push_back(control);
+    }
+    fprintf(stderr,
+            "client_bench: the client library on %s (tcp provider) x 1 and x 3, bare rpma_core "
+            "and raw TCP on 127.0.0.1%s%s\n  pools and the bare server's region in %s\n",
+            rpmad.c_str(), opt.quick ? " (quick)" : "",
+            opt.pin_cpu >= 0 ? " (pinned to one CPU)" : "", dir.c_str());
+
+    std::vector<Row> rows;
+    {
+        LibraryClient one(OpenRegion({controls[0]}, "one"), false);
+        LibraryClient three(OpenRegion(controls, "three"), false);
+        std::unique_ptr<Client> bare = rpma_bench::ConnectRpma("127.0.0.1", bare_port, false);
+        rows.push_back(Latency("write_persist_1_replica_vs_bare", "write+persist, 1 replica",
+                               "bare rpma", one, *bare, 4096, opt.latency_iterations(), 1.1));
+        rows.push_back(Latency("write_persist_3_replicas_vs_1", "write+persist, 3 replicas",
+                               "1 replica", three, one, 4096, opt.latency_iterations(), 1.3));
+    }
+    {
+        LibraryClient registered(OpenRegion({controls[0]}, "stream-registered"), true);
+        LibraryClient staged(OpenRegion({controls[0]}, "stream-staged"), false);
+        std::unique_ptr<Client> tcp = rpma_bench::ConnectRawTcp(tcp_port);
+        rows.push_back(Bandwidth("stream_registered_vs_tcp", "stream, 1 replica, registered",
+                                 registered, *tcp, 1 << 20, opt.stream_total(), 0.8));
+        rows.push_back(Bandwidth("stream_staged_vs_tcp", "stream, 1 replica, staged", staged, *tcp,
+                                 1 << 20, opt.stream_total(), 0));
+    }
+    children.CleanUp();
+
+    const bool met = PrintTable(rows);
+    if (!opt.csv_path.empty())
+        WriteCsv(opt.csv_path, rows);
+    printf("%s\n", met ? "all floors met" : "SOME FLOORS NOT MET");
+    return 0;
+}
