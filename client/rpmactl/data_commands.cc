@@ -103,6 +103,10 @@ int Put(const Settings &settings, const DataArgs &args) {
             std::max<uint64_t>(4096, (address->offset + file_size + 4095) / 4096 * 4096);
     }
     auto region = OpenRegion(settings, address->region, options);
+    if (!region.ok() && region.status().code() == StatusCode::kNotFound)
+        return Fail(Status(StatusCode::kNotFound,
+                           region.status().message() + "; pass --create (or --size SIZE) to " +
+                               "create it where it is missing, with the admin token"));
     if (!region.ok())
         return Fail(region.status());
     Status fits = CheckFits(**region, address->offset, file_size,

@@ -40,11 +40,15 @@ Status Explain(const grpc::Status &status, const rpma::client::ControlPlane &con
                              "name, that the daemon serves TLS at all (else drop --tls), and "
                              "that --cert/--key are accepted if it requires client certificates"
                            : "the daemon seems to speak TLS: add --tls and --ca FILE";
-            } else if (Mentions(detail, "connection refused") ||
-                       Mentions(detail, "failed to connect")) {
+            } else if (Mentions(detail, "connection refused")) {
                 hint =
                     "nothing answers there: check that rpmad runs and that control.listen "
                     "(rpmad --listen) is this address";
+            } else if (Mentions(detail, "socket closed") && !tls) {
+                // A TLS port closes a plaintext client's connection.
+                hint =
+                    "the daemon closed the connection: if it serves TLS, add --tls and --ca "
+                    "FILE";
             } else {
                 hint = tls ? "check that rpmad runs there and serves TLS with a certificate "
                              "--ca trusts"

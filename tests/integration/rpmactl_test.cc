@@ -360,6 +360,55 @@ TEST_F(RpmactlTest, EachFailureKindHasItsExitCodeAndSaysWhatToDo) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
+// --- TLS ----------------------------------------------------------------------
+
+// A self-signed certificate for 127.0.0.1, its own CA; "" or openssl's output.
+std::string SelfSignedCertificate(const std::string &cert, const std::string &key) {
+    std::string error;
+    auto openssl =
+        Process::Start({"/usr/bin/openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days",
+                        "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+                       {}, &error);
+    if (openssl == nullptr)
+        return error + " (is openssl installed? tools/install-deps.sh)";
+    const auto status = openssl->Wait(std::chrono::seconds(30));
+    return status && status->Success() ? "" : openssl->Describe();
+}
+
+TEST_F(RpmactlTest, TlsWorksWithTheRightCaAndEachMismatchSaysTls) {
+    const std::string cert = home_ + "/server.pem", key = home_ + "/server.key";
+    ASSERT_EQ(SelfSignedCertificate(cert, key), "");
+    RpmadOptions options;
+    options.pool_dir = TempPath("pool-" + name_);
+    options.config_yaml =
+        "control:\n  tls:\n    cert_file: \"" + cert + "\"\n    key_file: \"" + key + "\"\n";
+    std::string error;
+    auto rpmad = Rpmad::Start(options, &error);
+    ASSERT_NE(rpmad, nullptr) << error;
+    const auto server = Servers({rpmad.get()});
+
+    Outcome trusted = Run(Concat(server, {"--ca", cert, "--json", "health"}));
+    ASSERT_EQ(trusted.code(), 0) << trusted.described;
+    EXPECT_EQ(trusted.json()[0]["status"], "SERVING");
+
+    // TLS, but the certificate is not signed by a CA the client trusts.
+    Outcome untrusted = Run(Concat(server, {"--tls", "--timeout", "5", "region", "list"}));
+    EXPECT_EQ(untrusted.code(), 3) << untrusted.described;
+    EXPECT_NE(untrusted.err.find("TLS"), std::string::npos) << untrusted.err;
+    EXPECT_NE(untrusted.err.find("--ca"), std::string::npos) << untrusted.err;
+
+    // Plaintext against the TLS port.
+    Outcome plaintext = Run(Concat(server, {"--timeout", "5", "region", "list"}));
+    EXPECT_EQ(plaintext.code(), 3) << plaintext.described;
+    EXPECT_NE(plaintext.err.find("--tls"), std::string::npos) << plaintext.err;
+
+    // A CA file that is not there is a usage error, named.
+    Outcome no_file = Run(Concat(server, {"--ca", home_ + "/none.pem", "region", "list"}));
+    EXPECT_EQ(no_file.code(), 2) << no_file.described;
+    EXPECT_NE(no_file.err.find("none.pem"), std::string::npos) << no_file.err;
+}
+
 // --- the data plane: put, get, verify on three replicas ----------------------
 
 TEST_F(RpmactlTest, PutReplicatesAFileGetReadsItBackFromEachAndVerifyFindsCorruption) {
@@ -454,6 +503,53 @@ TEST_F(RpmactlTest, PutReplicatesAFileGetReadsItBackFromEachAndVerifyFindsCorrup
     EXPECT_NE(table.out.find("1 (" + daemons[1]->control() + ")"), std::string::npos) << table.out;
 }
 
+// With --quorum 2 of 3 and one daemon gone, put still makes the file
+// durable on the other two, names the failed replica, and exits 1 so that a
+// script knows a resync is due.
+TEST_F(RpmactlTest, PutWithAQuorumReportsADeadReplicaAndStillReplicates) {
+    std::vector<std::unique_ptr<Rpmad>> daemons;
+    for (int i = 0; i < 3; ++i) {
+        daemons.push_back(Start(/*with_token=*/false));
+        ASSERT_NE(daemons.back(), nullptr);
+    }
+    for (const auto &daemon : daemons)
+        ASSERT_TRUE(daemon->CreateRegion("q", 1 << 20).ok());
+    const auto servers = Servers({daemons[0].get(), daemons[1].get(), daemons[2].get()});
+    daemons[2]->process().Kill();
+
+    const auto bytes = Pattern(100000, 9);
+    const std::string file = home_ + "/input";
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char *>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    Outcome put = Run(Concat(servers, {"--json", "put", file, "q", "--quorum", "2"}));
+    EXPECT_EQ(put.code(), 1) << put.described;
+    const Json report = put.json();
+    ASSERT_EQ(report["replicas"].size(), 3u) << put.out;
+    EXPECT_EQ(report["replicas"][0]["state"], "live");
+    EXPECT_EQ(report["replicas"][1]["state"], "live");
+    EXPECT_EQ(report["replicas"][2]["state"], "failed");
+    EXPECT_NE(report["replicas"][2]["error"].get<std::string>().find(daemons[2]->control()),
+              std::string::npos)
+        << put.out;
+    EXPECT_NE(put.err.find(daemons[2]->control()), std::string::npos) << put.err;
+
+    for (int r = 0; r < 2; ++r) {
+        const std::string out = home_ + "/out" + std::to_string(r);
+        Outcome get = Run(Concat(servers, {"get", "q", std::to_string(bytes.size()), out,
+                                           "--replica", std::to_string(r)}));
+        ASSERT_EQ(get.code(), 0) << get.described;
+        std::ifstream in(out, std::ios::binary);
+        std::vector<char> read((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+        ASSERT_EQ(read.size(), bytes.size());
+        EXPECT_EQ(memcmp(read.data(), bytes.data(), bytes.size()), 0) << "replica " << r;
+    }
+    // Without the quorum, all three must answer: the put fails as unreachable.
+    Outcome all = Run(Concat(servers, {"put", file, "q"}));
+    EXPECT_EQ(all.code(), 3) << all.described;
+}
+
 TEST_F(RpmactlTest, PutOfAnUnknownRegionSaysHowToCreateItAndAFileThatDoesNotFitIsRefused) {
     auto a = Start(/*with_token=*/false);
     ASSERT_TRUE(a);
@@ -462,6 +558,7 @@ TEST_F(RpmactlTest, PutOfAnUnknownRegionSaysHowToCreateItAndAFileThatDoesNotFitI
     Outcome unknown = Run(Concat(Servers({a.get()}), {"put", file, "absent"}));
     EXPECT_EQ(unknown.code(), 1) << unknown.described;
     EXPECT_NE(unknown.err.find("absent"), std::string::npos) << unknown.err;
+    EXPECT_NE(unknown.err.find("--create"), std::string::npos) << unknown.err;
 
     ASSERT_TRUE(a->CreateRegion("tiny", 4096).ok());
     Outcome too_big = Run(Concat(Servers({a.get()}), {"put", file, "tiny"}));
