@@ -1,5 +1,6 @@
 // The admin subcommands: one control-plane call asked of every --server,
 // answered as a table or as JSON.
+#include <algorithm>
 #include <memory>
 
 #include "client/rpmactl/command.h"
@@ -229,27 +230,20 @@ int SessionClose(const Settings &settings, const AdminArgs &args) {
             daemons, [&](ControlPlane &d, grpc::ClientContext *c, v1::CloseSessionResponse *out) {
                 return d.sessions().CloseSession(c, request, out);
             });
-        bool closed = false;
-        for (const auto &answer : answers)
-            closed = closed || answer.status.ok();
-        if (closed || answers.size() == 1)
-            std::erase_if(answers, [](const auto &a) {
-                return a.status.code() == rpma::client::StatusCode::kNotFound;
-            });
-        if (!closed && answers.size() > 1) {
-            bool all_not_found = true;
-            for (const auto &answer : answers)
-                all_not_found =
-                    all_not_found && answer.status.code() == rpma::client::StatusCode::kNotFound;
-            if (all_not_found) {
-                PrintError(
-                    rpma::client::Status(rpma::client::StatusCode::kNotFound,
-                                         "no daemon has session " + args.session_id +
-                                             " (rpmactl session list shows the open sessions)"));
-                if (settings.json)
-                    PrintJson(Json::array());
-                return kExitFailure;
-            }
+        const auto not_found = [](const auto &answer) {
+            return answer.status.code() == rpma::client::StatusCode::kNotFound;
+        };
+        const bool closed = std::any_of(answers.begin(), answers.end(),
+                                        [](const auto &answer) { return answer.status.ok(); });
+        if (closed) {
+            std::erase_if(answers, not_found);
+        } else if (std::all_of(answers.begin(), answers.end(), not_found)) {
+            PrintError(rpma::client::Status(rpma::client::StatusCode::kNotFound,
+                                            "no daemon has session " + args.session_id +
+                                                " (rpmactl session list shows the open sessions)"));
+            if (settings.json)
+                PrintJson(Json::array());
+            return kExitFailure;
         }
         return Report<v1::CloseSessionResponse>(
             settings, answers,

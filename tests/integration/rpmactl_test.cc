@@ -221,6 +221,9 @@ TEST_F(RpmactlTest, SessionListShowsAnOpenSessionAndCloseEndsIt) {
     EXPECT_EQ(again.code(), 1) << again.described;
     EXPECT_NE(again.err.find("no daemon has session " + session.session_id()), std::string::npos)
         << again.err;
+    Outcome one = Run(Concat(Servers({b.get()}), {"--admin-token-file", token_file_, "session",
+                                                  "close", session.session_id()}));
+    EXPECT_EQ(one.code(), 1) << one.described;
 }
 
 TEST_F(RpmactlTest, StatsHealthAndConfigShowReportEachDaemon) {
