@@ -30,7 +30,7 @@ class CmId final : public provider::CmId {
     ibv_context *Context() const override { return deps_.context; }
     // EINVAL for objects of another provider, missing CQs, depths outside
     // 1..kMaxQueueDepth, or a second QP on the same id.
-    int CreateQp(ProtectionDomain &pd, const QueuePairInit &init) override;
+    int CreateQp(provider::ProtectionDomain &pd, const QueuePairInit &init) override;
     QueuePair *Qp() const override;
     // The QueuePair's destruction unbinds it from the connection (dropping
     // posted receives, detaching the CQs) and frees its number, exactly as

@@ -15,10 +15,19 @@
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_protection_domain.h"
 #include "rpma_core/src/provider/tcp/tcp_request_queue.h"
 
 namespace rpma::provider::tcp {
 namespace {
+
+// A peer's declared send-queue depth, as this side bounds it: no honest
+// peer has a deeper queue than this provider creates (kMaxQueueDepth, its
+// max_qp_wr), and a depth of 0 still lets one READ be answered. Nothing a
+// peer declares is used unchecked.
+uint32_t ClampPeerDepth(uint32_t declared) {
+    return std::clamp<uint32_t>(declared, 1, kMaxQueueDepth);
+}
 
 // A passive side gives a peer this long to send its CONNECT_REQUEST, and to
 // send its READY_TO_USE after ACCEPT, so a silent client cannot pin a socket.
@@ -870,7 +879,7 @@ void Connection::OnConnectRequest() {
         CloseNow();
         return;
     }
-    peer_send_queue_depth_ = prefix.send_queue_depth;
+    peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
     request_private_data_.assign(in_.small.data() + wire::kHandshakePrefixSize,
                                  in_.small.data() + in_.payload_length);
     state_ = State::kRequestQueued;
@@ -894,7 +903,7 @@ void Connection::OnAccept() {
         CloseNow();
         return;
     }
-    peer_send_queue_depth_ = prefix.send_queue_depth;
+    peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
     state_ = State::kEstablished;
     DisarmTimer(TimerPurpose::kConnect);
     OutboundMessage ready;
@@ -1172,7 +1181,7 @@ void Connection::OnRequestHeader() {
                 return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
             // An honest peer cannot have more READs outstanding than its send
             // queue holds; more would let it grow our queue without bound.
-            if (out_.PendingResponses() >= std::max<uint32_t>(peer_send_queue_depth_, 1))
+            if (out_.PendingResponses() >= peer_send_queue_depth_)
                 return ProtocolError("more outstanding READs than the peer's send queue depth");
             OutboundMessage response;
             response.header.opcode = wire::Opcode::kReadResponse;

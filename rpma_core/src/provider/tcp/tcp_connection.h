@@ -388,7 +388,7 @@ class Connection final : public EventHandler,
     sockaddr_storage peer_address_{};  // AF_UNSPEC until a socket is attached
     std::weak_ptr<RequestQueue> requests_;
     bool request_failed_ = false;
-    uint32_t peer_send_queue_depth_ = 0;
+    uint32_t peer_send_queue_depth_ = 1;  // ClampPeerDepth of the handshake's
 
     SignalingQueue<CmEvent> events_;
     bool final_event_sent_ = false;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "rpma_core/src/provider/tcp/tcp_protection_domain.h"
 #include "tests/unit/provider/tcp/tcp_raw_peer.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
@@ -62,6 +63,21 @@ class TcpHostilePeer : public ConnectedPair {
         ASSERT_TRUE(server->SendHandshake(wire::Opcode::kAccept, declared_depth));
         ASSERT_EQ(WaitEventType(*client.id), CmEventType::kEstablished);
         ASSERT_TRUE(server->ReadHandshake(wire::Opcode::kReadyToUse));
+    }
+
+    // A scripted client connects to the provider's listener declaring
+    // `declared_depth`; the provider accepts it with a QP of `options`.
+    void AcceptScripted(RawPeer *raw, uint32_t declared_depth, const PairOptions &options = {}) {
+        ASSERT_NO_FATAL_FAILURE(StartListening());
+        *raw = RawPeer::ConnectTo(port);
+        ASSERT_TRUE(raw->SendHandshake(wire::Opcode::kConnectRequest, declared_depth));
+        ASSERT_NO_FATAL_FAILURE(TakeRequest(options));
+        ASSERT_EQ(server.id->Accept(nullptr, 0), 0);
+        ASSERT_TRUE(raw->ReadHandshake(wire::Opcode::kAccept));
+        wire::Header ready;
+        ready.opcode = wire::Opcode::kReadyToUse;
+        ASSERT_TRUE(raw->SendHeader(ready));
+        ASSERT_EQ(WaitEventType(*server.id), CmEventType::kEstablished);
     }
 
     // The process still makes connections and moves data: a fresh pair
@@ -137,6 +153,39 @@ TEST_F(TcpHostilePeer, QueuePairDestroyedDuringReadResponseLeavesProcessWorking)
             ExitChild();
         },
         ::testing::ExitedWithCode(0), "");
+}
+
+// A peer's declared send-queue depth bounds how many READ responses the
+// target queues for it. Declared as 2^32 - 1 it once meant no bound at all:
+// a peer that never reads its responses grew the target's queue without
+// limit. The declaration is clamped to the deepest queue this provider
+// creates (kMaxQueueDepth), so one READ more than that breaks the
+// connection.
+TEST_F(TcpHostilePeer, DeclaredSendQueueDepthIsClampedToTheDeepestQueue) {
+    RawPeer raw;
+    ASSERT_NO_FATAL_FAILURE(AcceptScripted(&raw, UINT32_MAX));
+    Buffer remote(*server_pd, 64 << 10, kRemoteAll);
+    // Headers only, batched: the scripted client never reads a response.
+    constexpr size_t kBatch = 256;
+    std::vector<uint8_t> batch(kBatch * wire::kHeaderSize);
+    uint64_t sequence = 1;
+    bool sent_all = true;
+    // Twice the bound: some responses leave through the socket meanwhile.
+    while (sequence <= 2 * uint64_t{kMaxQueueDepth} && sent_all) {
+        for (size_t i = 0; i < kBatch; ++i) {
+            wire::Header read;
+            read.opcode = wire::Opcode::kReadRequest;
+            read.length = 64 << 10;
+            read.remote_addr = remote.addr();
+            read.rkey = remote.rkey();
+            read.sequence = sequence++;
+            const wire::EncodedHeader encoded = wire::EncodeHeader(read);
+            memcpy(&batch[i * wire::kHeaderSize], encoded.data(), encoded.size());
+        }
+        sent_all = raw.Send(batch.data(), batch.size());
+    }
+    EXPECT_TRUE(raw.WaitClosed());
+    EXPECT_EQ(WaitEventType(*server.id), CmEventType::kConnectError);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // A scripted peer for hostile-peer tests: a plain blocking TCP socket on
 // 127.0.0.1 that speaks the tcp provider's wire format (or anything else)
 // byte by byte, so a test decides exactly what the provider sees and when.
-// Every read is bounded by kTimeoutMs (SO_RCVTIMEO): a provider that stops
-// answering fails the test instead of hanging it.
+// Every read and write is bounded by kTimeoutMs (SO_RCVTIMEO, SO_SNDTIMEO):
+// a provider that stops answering or reading fails the test instead of
+// hanging it.
 #ifndef TESTS_UNIT_PROVIDER_TCP_TCP_RAW_PEER_H
 #define TESTS_UNIT_PROVIDER_TCP_TCP_RAW_PEER_H
 
@@ -132,6 +133,7 @@ class RawPeer {
     void Configure() {
         timeval timeout{kTimeoutMs / 1000, (kTimeoutMs % 1000) * 1000};
         setsockopt(socket_.Get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+        setsockopt(socket_.Get(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
         const int one = 1;
         setsockopt(socket_.Get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     }
