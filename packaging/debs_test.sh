@@ -51,6 +51,7 @@ debs=("$@")
 rpmad=$(deb_of rpmad)
 lib=$(deb_of librpma0-rpma)
 dev=$(deb_of librpma-rpma-dev)
+ctl=$(deb_of rpmactl)
 for d in "${debs[@]}"; do
     field_is "$d" Version "$version"
     has_paths "$d" "/usr/share/doc/$(dpkg-deb -f "$d" Package)/copyright" \
@@ -69,6 +70,8 @@ fi
 has_paths "$rpmad" /usr/sbin/rpmad /lib/systemd/system/rpmad.service /etc/rpmad/rpmad.yaml \
     /usr/lib/sysusers.d/rpmad.conf /usr/lib/tmpfiles.d/rpmad.conf \
     /usr/share/man/man8/rpmad.8.gz /usr/share/man/man5/rpmad.yaml.5.gz
+has_paths "$ctl" /usr/bin/rpmactl /usr/share/man/man1/rpmactl.1.gz \
+    /usr/share/bash-completion/completions/rpmactl
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 has_paths "$lib" "/usr/lib/$multiarch/librpma.so.0"
 has_paths "$dev" /usr/include/librpma.h /usr/include/rpma_ext.h /usr/include/rpma/rpma.hpp \
