@@ -38,6 +38,9 @@ struct rpma_client_options {
     size_t quorum;           /* 0: all replicas */
     const char *admin_token; /* NULL: none */
     const char *ca_file;     /* NULL: plaintext control plane */
+    /* How long a replica may take to confirm an operation before it is
+     * marked failed (OpenOptions::operation_timeout); 0: 10000 ms. */
+    unsigned operation_timeout_ms;
 };
 
 /* Opens `name` on the `count` rpmad control addresses. opts may be NULL. */

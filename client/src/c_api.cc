@@ -76,6 +76,8 @@ int rpma_client_region_open(const char *const *addresses, size_t count, const ch
     if (opts != nullptr) {
         options.create_size = opts->create_size;
         options.quorum = opts->quorum;
+        if (opts->operation_timeout_ms != 0)
+            options.operation_timeout = std::chrono::milliseconds(opts->operation_timeout_ms);
         if (opts->admin_token != nullptr)
             set.options.admin_token = opts->admin_token;
         if (opts->ca_file != nullptr)
