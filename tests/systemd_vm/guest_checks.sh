@@ -29,10 +29,23 @@ props() { # "systemctl show" output -> P_<Property> variables
 show() { props "$(systemctl show -p ActiveState,SubState,MainPID,NRestarts,StatusText rpmad.service)"; }
 ms_since() { echo $(((${EPOCHREALTIME/./} - ${1/./}) / 1000)); }
 journal() { journalctl -b -u rpmad.service --no-pager -o cat "$@"; }
+# What an operator types: rpmactl against the local rpmad. put_data
+# replicates 1 MiB of random bytes into region "data"; check_data gets them
+# back and compares.
+rpmactl() { command rpmactl --server $control "$@"; }
+put_data() {
+    head -c 1048576 /dev/urandom >"$dir/data.in"
+    rpmactl put "$dir/data.in" data --create --size 1MiB 2>&1 &&
+        rpmactl get data 1048576 "$dir/data.out" 2>&1 && cmp "$dir/data.in" "$dir/data.out" 2>&1
+}
+check_data() {
+    rm -f "$dir/data.out"
+    rpmactl get data 1048576 "$dir/data.out" 2>&1 && cmp "$dir/data.in" "$dir/data.out" 2>&1
+}
 
 check=install
 t0=$EPOCHREALTIME
-out=$(dpkg -i "$dir/rpmad_$VERSION.deb" 2>&1) || fail "dpkg -i: $out"
+out=$(dpkg -i "$dir/rpmad_$VERSION.deb" "$dir/rpmactl_$VERSION.deb" 2>&1) || fail "dpkg -i: $out"
 show
 # The postinst creates the user, enables and starts the service.
 [ "$P_ActiveState/$P_SubState" = active/running ] || fail "after dpkg -i: $P_ActiveState/$P_SubState"
@@ -49,8 +62,9 @@ show
 [ "$(systemctl is-active rpmad.service)" = active ] || fail "is-active"
 [[ "$P_StatusText" == "Serving "* ]] || fail "STATUS= is '$P_StatusText', want Serving ..."
 # Type=notify: start returned after READY=1, so the control plane answers now,
-# on the first try (service_client does not wait for it).
-out=$("$dir/service_client" $control put data 1048576 7 2>&1) || fail "$out"
+# on the first try (rpmactl does not wait for it).
+out=$(rpmactl health 2>&1) || fail "health: $out"
+out=$(put_data) || fail "put: $out"
 ok "start returned in $took ms; status '$P_StatusText'; $out"
 
 check=journal
@@ -65,7 +79,7 @@ sed -i 's/^  level: info$/  level: debug/' /etc/rpmad/rpmad.yaml
 systemctl reload rpmad.service || fail "systemctl reload rc=$?"
 [[ "$(journal)" == *"rpmad: reloaded: log level debug"* ]] || fail "no reloaded line"
 # At debug level rpmad traces control calls: one now appears at priority debug.
-"$dir/service_client" $control check data 1048576 7 >/dev/null 2>&1 || fail "check after reload"
+check_data >/dev/null || fail "check after reload"
 [ -n "$(journal -p debug..debug)" ] || fail "no debug lines after the reload"
 ok "log level debug, debug lines in the journal"
 
@@ -79,7 +93,7 @@ ok "$rec"
 
 check=restart
 systemctl start rpmad.service || fail "systemctl start rc=$?"
-out=$("$dir/service_client" $control check data 1048576 7 2>&1) || fail "$out"
+out=$(check_data) || fail "$out"
 ok "$out"
 
 check=hardening
@@ -116,7 +130,7 @@ done
 [ "$P_NRestarts" -gt "$restarts" ] || fail "NRestarts $P_NRestarts"
 [[ "$(journal)" == *"atchdog timeout"* ]] || [[ "$(journalctl -b --no-pager -o cat -u rpmad.service _PID=1)" == *"atchdog"* ]] ||
     fail "no watchdog timeout in the journal"
-out=$("$dir/service_client" $control check data 1048576 7 2>&1) || fail "$out"
+out=$(check_data) || fail "$out"
 ok "restarted after $(ms_since "$t0") ms (pid $old -> $P_MainPID); $out"
 
 check=upgrade
@@ -127,7 +141,7 @@ out=$(dpkg -i "$dir/rpmad_$UPGRADE_VERSION.deb" 2>&1) || fail "dpkg -i: $out"
 show
 [ "$P_ActiveState/$P_SubState" = active/running ] || fail "after upgrade: $P_ActiveState/$P_SubState"
 [ "$P_MainPID" != "$old" ] || fail "rpmad was not restarted by the upgrade"
-out=$("$dir/service_client" $control check data 1048576 7 2>&1) || fail "$out"
+out=$(check_data) || fail "$out"
 ok "$VERSION -> $UPGRADE_VERSION, restarted; $out"
 
 check=purge

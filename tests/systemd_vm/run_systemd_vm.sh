@@ -23,15 +23,18 @@
 # 2 on a missing prerequisite.
 set -euo pipefail
 
-[ $# -ge 3 ] || { echo "usage: $0 SERVICE_CLIENT GUEST_CHECKS DEB..." >&2; exit 2; }
-client=$(realpath "$1")
-checks=$(realpath "$2")
-shift 2
-deb=""
+[ $# -ge 3 ] || { echo "usage: $0 GUEST_CHECKS DEB..." >&2; exit 2; }
+checks=$(realpath "$1")
+shift
+deb="" ctl_deb=""
 for d in "$@"; do
-    [ "$(dpkg-deb -f "$d" Package)" != rpmad ] || deb=$(realpath "$d")
+    case $(dpkg-deb -f "$d" Package) in
+    rpmad) deb=$(realpath "$d") ;;
+    rpmactl) ctl_deb=$(realpath "$d") ;;
+    esac
 done
 [ -n "$deb" ] || { echo "no rpmad package among: $*" >&2; exit 2; }
+[ -n "$ctl_deb" ] || { echo "no rpmactl package among: $*" >&2; exit 2; }
 keep=${SYSTEMD_VM_KEEP:-}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -101,7 +104,7 @@ chmod 755 "$ir/init"
 
 cp "$deb" "$pl/root/vmtest/rpmad_$version.deb"
 cp "$work/rpmad_upgrade.deb" "$pl/root/vmtest/rpmad_$upgrade_version.deb"
-cp "$client" "$pl/root/vmtest/service_client"
+cp "$ctl_deb" "$pl/root/vmtest/rpmactl_$version.deb"
 install -m 0755 "$checks" "$pl/usr/local/sbin/guest-checks"
 cat >"$pl/root/vmtest/env" <<EOF
 VERSION=$version
