@@ -88,7 +88,7 @@ int CompletionQueue::RequestNotify() {
     return 0;
 }
 
-void CompletionQueue::Push(const ibv_wc &wc) {
+bool CompletionQueue::Push(const ibv_wc &wc) {
     bool fire = false;
     {
         std::lock_guard lock(mu_);
@@ -96,10 +96,11 @@ void CompletionQueue::Push(const ibv_wc &wc) {
             if (!overrun_)
                 RPMA_LOG_ERROR(
                     "completion queue overrun: more than %zu completions are waiting to be "
-                    "polled; completions are being lost (enlarge the CQ or poll it sooner)",
+                    "polled; completions are being lost and their connections break "
+                    "(enlarge the CQ or poll it sooner)",
                     ring_.size());
             overrun_ = true;
-            return;
+            return false;
         }
         ring_[(head_ + count_) % ring_.size()] = wc;
         ++count_;
@@ -113,6 +114,7 @@ void CompletionQueue::Push(const ibv_wc &wc) {
     }
     if (fire)
         channel_->Fire(this);
+    return true;
 }
 
 void CompletionQueue::FireIfLeftBehind() {

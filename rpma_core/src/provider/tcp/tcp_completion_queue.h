@@ -70,8 +70,10 @@ class CompletionQueue final : public provider::CompletionQueue {
     int Capacity() const override { return static_cast<int>(ring_.size()); }
 
     // Never blocks and never grows: when the ring is full the completion is
-    // dropped and the CQ marked overrun (ibverbs would raise IBV_EVENT_CQ_ERR).
-    void Push(const ibv_wc &wc);
+    // dropped, the CQ marked overrun (ibverbs would raise IBV_EVENT_CQ_ERR)
+    // and false returned: the connection that lost it then enters the error
+    // state, as the QPs of an overrun verbs CQ do.
+    bool Push(const ibv_wc &wc);
     bool Overrun() const;
 
     void NoteEventDelivered() { events_delivered_.fetch_add(1, std::memory_order_relaxed); }

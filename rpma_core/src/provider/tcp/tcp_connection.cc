@@ -1338,9 +1338,12 @@ void Connection::CompleteReceive(ibv_wc_status status, ibv_wc_opcode opcode, uin
         wc.imm_data = in_.header.imm;
         wc.wc_flags = IBV_WC_WITH_IMM;
     }
-    SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
+    const bool delivered = SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
     in_.has_receive = false;
     ReleaseReceive();
+    // An error completion is lost on a connection that breaks anyway.
+    if (!delivered && status == IBV_WC_SUCCESS) [[unlikely]]
+        OnCompletionLost();
 }
 
 void Connection::ReleaseReceive() {
@@ -1774,8 +1777,19 @@ bool Connection::WaitForDoorbell() {
 
 void Connection::FailOnFrontLocalError() {
     const ibv_wc_status status = sq_.FrontLocalError();
-    if (status != IBV_WC_SUCCESS)
-        Fail(status, /*send_nothing=*/true);
+    if (status == IBV_WC_SUCCESS)
+        return;
+    if (sq_.CompletionLost())
+        return OnCompletionLost();
+    Fail(status, /*send_nothing=*/true);
+}
+
+void Connection::OnCompletionLost() {
+    RPMA_LOG_ERROR(
+        "a completion of the connection to %s did not fit its completion queue; the "
+        "queue pair enters the error state and the connection breaks",
+        peer_.c_str());
+    Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
 }
 
 int Connection::PostRecv(const ibv_recv_wr &wr) {

@@ -328,7 +328,10 @@ class Connection final : public EventHandler,
     void LetPollSkip();
     // True when the request just queued may wait for the next doorbell.
     bool WaitForDoorbell();
+    // Also breaks the connection once a send completion was lost.
     void FailOnFrontLocalError();
+    // A completion did not fit its CQ: the QP enters the error state.
+    void OnCompletionLost();
 
     // Ending.
     // The peer's request violated our rules: answer it with a NAK carrying

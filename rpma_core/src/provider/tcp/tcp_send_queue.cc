@@ -56,12 +56,15 @@ void SendQueue::CompleteFront(ibv_wc_status status) {
         wc.status = status;
         wc.opcode = wr.opcode;
         wc.byte_len = wr.byte_len;
-        Complete(cq_, qp_num_, wc);
+        if (!Complete(cq_, qp_num_, wc)) [[unlikely]]
+            completion_lost_ = true;
     }
     wrs_.pop_front();
 }
 
 ibv_wc_status SendQueue::FrontLocalError() const {
+    if (completion_lost_) [[unlikely]]
+        return IBV_WC_WR_FLUSH_ERR;
     return wrs_.empty() ? IBV_WC_SUCCESS : wrs_.front().local_error;
 }
 
@@ -74,12 +77,12 @@ void SendQueue::FlushAll(ibv_wc_status first_status) {
     error_pending_ = true;
 }
 
-void SendQueue::Complete(CompletionQueue *cq, uint32_t qp_num, const ibv_wc &wc) {
+bool SendQueue::Complete(CompletionQueue *cq, uint32_t qp_num, const ibv_wc &wc) {
     if (cq == nullptr)
-        return;
+        return true;  // the QP is gone: nothing to report, nothing lost
     ibv_wc completed = wc;
     completed.qp_num = qp_num;
-    cq->Push(completed);
+    return cq->Push(completed);
 }
 
 }  // namespace rpma::provider::tcp

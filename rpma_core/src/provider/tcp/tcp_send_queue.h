@@ -56,16 +56,20 @@ class SendQueue {
     PendingWr *Front() { return wrs_.empty() ? nullptr : &wrs_.front(); }
     // Nothing when the queue is empty (the QP may have gone meanwhile).
     void CompleteFront(ibv_wc_status status);
-    // The front WR's local error, or IBV_WC_SUCCESS.
+    // IBV_WC_WR_FLUSH_ERR once a completion was lost to a full CQ (the QP
+    // must enter the error state); else the front WR's local error, or
+    // IBV_WC_SUCCESS.
     ibv_wc_status FrontLocalError() const;
+    bool CompletionLost() const { return completion_lost_; }
     // The QP entered the error state: the front completes with
     // `first_status`, every other WR with IBV_WC_WR_FLUSH_ERR.
     void FlushAll(ibv_wc_status first_status);
 
     uint32_t QpNum() const { return qp_num_; }
     // Completes a WR that never entered the queue (e.g. a receive posted to
-    // a QP in the error state uses the receive CQ instead).
-    static void Complete(CompletionQueue *cq, uint32_t qp_num, const ibv_wc &wc);
+    // a QP in the error state uses the receive CQ instead). False when the
+    // CQ was full and the completion is lost.
+    static bool Complete(CompletionQueue *cq, uint32_t qp_num, const ibv_wc &wc);
 
   private:
     struct ReleaseWr {
@@ -77,6 +81,7 @@ class SendQueue {
     CompletionQueue *cq_ = nullptr;
     uint64_t next_sequence_ = 1;
     bool error_pending_ = false;
+    bool completion_lost_ = false;
 };
 
 }  // namespace rpma::provider::tcp

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
@@ -173,6 +174,45 @@ TEST(TcpCompletionQueue, PollOfEmptyQueueReturnsZeroAndRejectsBadArguments) {
     EXPECT_EQ(cq->Capacity(), 4);
     EXPECT_EQ(cq->RequestNotify(), 0);  // no channel: nothing to fire
     EXPECT_EQ(GetDevice().CreateCq(0, nullptr, &cq), EINVAL);
+}
+
+// A completion queue too small for what completes into it: as a verbs QP
+// whose CQ overran enters the error state, the connection that lost a
+// completion breaks. The application learns it (kConnectError), its posted
+// receive is flushed, and a thread waiting on the receive CQ's channel for
+// a message that will never come wakes.
+class TcpCompletionOverrun : public ConnectedPair {};
+
+TEST_F(TcpCompletionOverrun, LostCompletionBreaksTheConnectionAndWakesAWaiter) {
+    PairOptions options;
+    options.cq_size = 2;
+    ASSERT_NO_FATAL_FAILURE(Connect(options));
+    Buffer local(*client_pd, 4096, kRemoteAll);
+    Buffer remote(*server_pd, 4096, kRemoteAll);
+    ibv_sge receive_sge = local.Sge(1024, 64);
+    ASSERT_EQ(client.qp().PostRecv(RecvWr(&receive_sge, 100)), 0);
+    ASSERT_EQ(client.recv.cq->RequestNotify(), 0);
+    bool woke = false;
+    std::thread waiter([&] { woke = WaitReadable(client.recv.channel->Fd()); });
+
+    const int writes = client.send.cq->Capacity() + 2;
+    for (int i = 0; i < writes; ++i) {
+        ibv_sge sge = local.Sge(0, 8);
+        ASSERT_EQ(client.qp().PostSend(SendWr(IBV_WR_RDMA_WRITE, &sge, static_cast<uint64_t>(i),
+                                              remote.addr(), remote.rkey())),
+                  0);
+    }
+    EXPECT_EQ(WaitEventType(*client.id), CmEventType::kConnectError);
+    waiter.join();
+    EXPECT_TRUE(woke);
+    const ibv_wc receive = client.recv.WaitOne();
+    EXPECT_EQ(receive.wr_id, 100u);
+    EXPECT_EQ(receive.status, IBV_WC_WR_FLUSH_ERR);
+    // What fitted is there, in order.
+    const std::vector<ibv_wc> sent = client.send.Wait(writes, /*timeout_ms=*/0);
+    ASSERT_EQ(sent.size(), static_cast<size_t>(client.send.cq->Capacity()));
+    EXPECT_EQ(sent[0].wr_id, 0u);
+    EXPECT_EQ(sent[0].status, IBV_WC_SUCCESS);
 }
 
 }  // namespace
