@@ -23,16 +23,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::StartsWith;
 
-class CommandLineTest : public ::testing::Test {
+class CommandLineTest : public testing::FileTest {
   protected:
-    void SetUp() override { dir_ = testing::FreshTestDirectory(); }
-
-    std::string Write(const std::string &name, const std::string &text) {
-        const std::string path = (dir_ / name).string();
-        testing::WriteFile(path, text);
-        return path;
-    }
-
     // Runs ParseInvocation on "rpmad" followed by `args`, capturing both streams.
     Invocation Run(std::initializer_list<std::string> args) {
         std::vector<std::string> words = {"rpmad"};
@@ -45,7 +37,6 @@ class CommandLineTest : public ::testing::Test {
         return ParseInvocation(static_cast<int>(argv.size()), argv.data(), out_, err_);
     }
 
-    std::filesystem::path dir_;
     std::ostringstream out_, err_;
 };
 

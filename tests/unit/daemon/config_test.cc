@@ -26,24 +26,14 @@ using ::testing::Not;
 using ::testing::StartsWith;
 
 // A fresh directory per test under Bazel's TEST_TMPDIR.
-class ConfigTest : public ::testing::Test {
+class ConfigTest : public testing::FileTest {
   protected:
-    void SetUp() override { dir_ = testing::FreshTestDirectory(); }
-
-    std::string Write(const std::string &name, const std::string &text) {
-        const std::string path = (dir_ / name).string();
-        testing::WriteFile(path, text);
-        return path;
-    }
-
     // The message of ParseConfig's error for `yaml`, read as "rpmad.yaml".
     std::string ErrorFor(const std::string &yaml) {
         StatusOr<Config> config = ParseConfig(yaml, "rpmad.yaml");
         EXPECT_FALSE(config.ok()) << "accepted:\n" << yaml;
         return config.ok() ? "" : config.status().message();
     }
-
-    std::filesystem::path dir_;
 };
 
 TEST_F(ConfigTest, ShippedFileParsesToDefaultConfig) {

@@ -34,6 +34,21 @@ inline void WriteFile(const std::string &path, const std::string &contents) {
     out << contents;
 }
 
+// A fixture with a fresh directory per test and files written into it.
+class FileTest : public ::testing::Test {
+  protected:
+    void SetUp() override { dir_ = FreshTestDirectory(); }
+
+    // Writes `text` to `name` in the test's directory; returns its path.
+    std::string Write(const std::string &name, const std::string &text) {
+        const std::string path = (dir_ / name).string();
+        WriteFile(path, text);
+        return path;
+    }
+
+    std::filesystem::path dir_;
+};
+
 }  // namespace rpmad::testing
 
 #endif  // TESTS_UNIT_DAEMON_TEST_FILES_H
