@@ -12,10 +12,19 @@
 //
 //   rpmad_vm_driver serve RPMAD ADDR DATA_PORT
 //   rpmad_vm_driver client ADDR
+//
+// A replica set: `serve-set` runs N rpmad in VM 1 (control ports 7300,
+// 7400, ..., data ports DATA_PORT, DATA_PORT + 1, ...) until a region "done"
+// exists on the first; a client in VM 2 replicates to them and creates it
+// with `signal`.
+//
+//   rpmad_vm_driver serve-set RPMAD ADDR DATA_PORT N
+//   rpmad_vm_driver signal ADDR:PORT
 #include <signal.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -123,6 +132,37 @@ int Serve(const std::string &rpmad_path, const std::string &addr, const std::str
     return 0;
 }
 
+int ServeSet(const std::string &rpmad_path, const std::string &addr, int data_port, int count) {
+    // The first daemon's data port is the one vmsync watches: it starts
+    // last, once the others are ready.
+    std::vector<std::unique_ptr<Process>> daemons(static_cast<size_t>(count));
+    for (int i = count - 1; i >= 0; --i) {
+        const std::string control = addr + ":" + std::to_string(kControlPort + 100 * i);
+        std::string error;
+        daemons[static_cast<size_t>(i)] =
+            Process::Start({rpmad_path, "--provider", "verbs", "--pool-dir",
+                            "/tmp/rpmad-pool-" + std::to_string(i), "--listen", control,
+                            "--data-listen", addr + ":" + std::to_string(data_port + i)},
+                           {}, &error);
+        std::string line;
+        while (daemons[static_cast<size_t>(i)] != nullptr && line.rfind("rpmad: ready:", 0) != 0)
+            if (!daemons[static_cast<size_t>(i)]->ReadLine(&line, std::chrono::seconds(60)))
+                return Fail("rpmad " + std::to_string(i) + " did not start: " + error +
+                            daemons[static_cast<size_t>(i)]->Describe());
+        std::printf("%s\n", line.c_str());
+    }
+    if (!AwaitRegion(addr + ":" + std::to_string(kControlPort), "done"))
+        return Fail("the client did not finish");
+    for (auto &daemon : daemons) {
+        kill(daemon->pid(), SIGTERM);
+        const auto status = daemon->Wait(std::chrono::seconds(30));
+        if (!status || !status->Success())
+            return Fail("an rpmad did not stop cleanly: " + daemon->Describe());
+    }
+    std::printf("rpmad_vm_driver serve-set: OK\n");
+    return 0;
+}
+
 // Makes the written range durable the way the session says.
 bool Persist(SessionClient &client, const v1::OpenSessionResponse &session, size_t length) {
     if (session.persistence() == v1::PERSISTENCE_APM)
@@ -195,6 +235,12 @@ int main(int argc, char **argv) {
         return rpma::testing::Serve(argv[2], argv[3], argv[4]);
     if (mode == "client" && argc == 3)
         return rpma::testing::Client(argv[2]);
-    std::fprintf(stderr, "usage: rpmad_vm_driver serve RPMAD ADDR DATA_PORT | client ADDR\n");
+    if (mode == "serve-set" && argc == 6)
+        return rpma::testing::ServeSet(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]));
+    if (mode == "signal" && argc == 3)
+        return rpma::testing::CreateRegion(argv[2], "done", 4096) ? 0 : 1;
+    std::fprintf(stderr,
+                 "usage: rpmad_vm_driver serve RPMAD ADDR DATA_PORT | client ADDR |\n"
+                 "       serve-set RPMAD ADDR DATA_PORT N | signal ADDR:PORT\n");
     return 2;
 }
