@@ -561,7 +561,7 @@ void Connection::OnTimer() {
             return;
         case TimerPurpose::kHandshake:
             if (state_ == State::kAwaitingRequest) {
-                RPMA_LOG_WARNING(
+                RPMA_LOG_INFO(
                     "%s opened a connection but sent no connection request within "
                     "%d ms; closing it",
                     peer_.c_str(), kPassiveHandshakeTimeoutMs);
@@ -872,11 +872,15 @@ void Connection::Abandon() {
 void Connection::OnConnectRequest() {
     wire::HandshakePrefix prefix;
     if (!wire::ParseHandshakePrefix(in_.small.data(), in_.payload_length, &prefix)) {
-        RPMA_LOG_WARNING(
-            "%s sent a connection request of another protocol or version; "
-            "closing it",
-            peer_.c_str());
-        CloseNow();
+        if (!wire::HasMagic(in_.small.data(), in_.payload_length))
+            return ProtocolError("a connection request of another protocol");
+        // rpma of another version: tell it, so that it reports REJECTED.
+        RPMA_LOG_NOTICE("rejecting the connection request from %s: another version of rpma",
+                        peer_.c_str());
+        OutboundMessage reject;
+        reject.header.opcode = wire::Opcode::kReject;
+        out_.Push(std::move(reject));
+        BeginClosing();
         return;
     }
     peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
@@ -897,12 +901,8 @@ void Connection::OnConnectRequest() {
 
 void Connection::OnAccept() {
     wire::HandshakePrefix prefix;
-    if (!wire::ParseHandshakePrefix(in_.small.data(), in_.payload_length, &prefix)) {
-        RPMA_LOG_ERROR("%s answered with another protocol or version", peer_.c_str());
-        Emit(CmEventType::kConnectError);
-        CloseNow();
-        return;
-    }
+    if (!wire::ParseHandshakePrefix(in_.small.data(), in_.payload_length, &prefix))
+        return ProtocolError("it answered with another protocol or version");
     peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
     state_ = State::kEstablished;
     DisarmTimer(TimerPurpose::kConnect);
@@ -982,8 +982,13 @@ void Connection::ConsumeStaged() {
     memcpy(in_.header_bytes + in_.header_received, data, length);
     stage_begin_ += length;
     in_.header_received += length;
-    if (in_.header_received < wire::kHeaderSize)
+    if (in_.header_received < wire::kHeaderSize) {
+        // Rare (a header split across reads): before the handshake, the
+        // first bytes may already show that the peer is not rpma.
+        if (!IsLive() && !PlausibleHandshake()) [[unlikely]]
+            return ProtocolError("not an rpma handshake");
         return;
+    }
     in_.header_received = 0;
     wire::Header header;
     const wire::ParseError error = wire::ParseHeader(in_.header_bytes, &header);
@@ -1867,11 +1872,39 @@ void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {
 }
 
 void Connection::ProtocolError(const char *why) {
+    if (state_ == State::kAwaitingRequest || state_ == State::kAwaitingReply)
+        return NotAnRpmaPeer(why);
     RPMA_LOG_ERROR(
         "protocol violation by %s (%s, last header %s, connection %s); breaking the "
         "connection",
         peer_.c_str(), why, wire::OpcodeName(in_.header.opcode), StateName(state_));
     Fail(IBV_WC_RETRY_EXC_ERR, /*send_nothing=*/true);
+}
+
+void Connection::NotAnRpmaPeer(const char *why) {
+    if (active_) {
+        RPMA_LOG_ERROR(
+            "%s is not an rpma server (%s); the connection is rejected (check the "
+            "address and port)",
+            peer_.c_str(), why);
+        Emit(CmEventType::kRejected);
+    } else {
+        // A stranger knocking (a scanner, a misdirected client): one quiet
+        // line, nothing allocated for it survives.
+        RPMA_LOG_INFO("%s is not an rpma client (%s); closing its connection", peer_.c_str(), why);
+    }
+    CloseNow();
+}
+
+bool Connection::PlausibleHandshake() const {
+    if (state_ == State::kAwaitingRequest)
+        return wire::CouldStartHandshake(in_.header_bytes, in_.header_received,
+                                         wire::Opcode::kConnectRequest,
+                                         wire::Opcode::kConnectRequest);
+    if (state_ == State::kAwaitingReply)
+        return wire::CouldStartHandshake(in_.header_bytes, in_.header_received,
+                                         wire::Opcode::kAccept, wire::Opcode::kReject);
+    return true;
 }
 
 void Connection::OnPeerGone(int error) {
@@ -1896,8 +1929,11 @@ void Connection::OnPeerGone(int error) {
             request_failed_ = true;
             CloseNow();
             return;
-        case State::kConnecting:
         case State::kAwaitingReply:
+            // Whatever accepted the TCP connection closed it instead of
+            // answering: as good as a refusal.
+            return NotAnRpmaPeer(reason);
+        case State::kConnecting:
         case State::kAwaitingRtu:
             RPMA_LOG_ERROR("connection to %s failed during the handshake (%s)", peer_.c_str(),
                            reason);

@@ -339,7 +339,14 @@ class Connection final : public EventHandler,
     void RejectRequest(ibv_wc_status status, const char *why);
     // The queue pair enters the error state and the connection breaks.
     void Fail(ibv_wc_status first_status, bool send_nothing);
+    // Before the handshake completes, a violation means the peer does not
+    // speak rpma: NotAnRpmaPeer.
     void ProtocolError(const char *why);
+    // Passive: closed with one INFO line. Active: REJECTED, as rdma_cm
+    // reports a port nobody listens on, with an error that names the peer.
+    void NotAnRpmaPeer(const char *why);
+    // The partial header read before the handshake could still be one.
+    bool PlausibleHandshake() const;
     void OnPeerGone(int error);
     void FinishDisconnect();
     void FlushReceives();

@@ -1,5 +1,6 @@
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -225,6 +226,21 @@ bool ParseHandshakePrefix(const uint8_t *bytes, size_t length, HandshakePrefix *
     if (p.magic != kMagic || p.version != kVersion)
         return false;
     *prefix = p;
+    return true;
+}
+
+bool HasMagic(const uint8_t *bytes, size_t length) {
+    return length >= sizeof(uint32_t) && Load<uint32_t>(bytes) == kMagic;
+}
+
+bool CouldStartHandshake(const uint8_t *bytes, size_t length, Opcode first, Opcode second) {
+    if (length >= 1 && bytes[0] != static_cast<uint8_t>(first) &&
+        bytes[0] != static_cast<uint8_t>(second))
+        return false;
+    for (size_t i = 1; i < std::min<size_t>(length, 4); ++i) {
+        if (bytes[i] != 0)
+            return false;
+    }
     return true;
 }
 

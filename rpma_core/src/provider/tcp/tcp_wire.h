@@ -143,6 +143,13 @@ struct HandshakePrefix {
 void EncodeHandshakePrefix(const HandshakePrefix &prefix, uint8_t (&out)[kHandshakePrefixSize]);
 // False when the magic or the version is not ours.
 bool ParseHandshakePrefix(const uint8_t *bytes, size_t length, HandshakePrefix *prefix);
+// The prefix carries our magic (whatever its version): the peer speaks
+// rpma, of this version or another.
+bool HasMagic(const uint8_t *bytes, size_t length);
+// Whether the first `length` bytes of a header (fewer than kHeaderSize)
+// can begin a handshake message of one of `opcodes`: the opcode, and
+// flags and reserved bytes of 0. Lets a stranger be told at once.
+bool CouldStartHandshake(const uint8_t *bytes, size_t length, Opcode first, Opcode second);
 
 }  // namespace rpma::provider::tcp::wire
 

@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "rpma_core/src/provider/tcp/tcp_protection_domain.h"
 #include "tests/unit/provider/tcp/tcp_raw_peer.h"
@@ -186,6 +189,104 @@ TEST_F(TcpHostilePeer, DeclaredSendQueueDepthIsClampedToTheDeepestQueue) {
     }
     EXPECT_TRUE(raw.WaitClosed());
     EXPECT_EQ(WaitEventType(*server.id), CmEventType::kConnectError);
+}
+
+// Strangers at the listener: whatever is not a CONNECT_REQUEST is closed
+// at once, before any queue pair exists; no handshake timeout is waited for
+// when the first bytes already say it is not rpma.
+constexpr int kPromptMs = 1000;
+
+TEST_F(TcpHostilePeer, NonRpmaClientsAreClosedPromptly) {
+    ASSERT_NO_FATAL_FAILURE(StartListening());
+    std::vector<uint8_t> random(200);
+    uint32_t state = 12345;
+    for (uint8_t &byte : random)
+        byte = static_cast<uint8_t>((state = state * 1103515245 + 12345) >> 24);
+    random[0] = 0xff;  // whatever follows, not an opcode
+    const std::string short_http = "GET / HTTP/1.1\r\n\r\n";
+    const std::string long_http =
+        "GET /index.html HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: curl/7.88.1\r\n"
+        "Accept: */*\r\n\r\n";
+    for (const std::string &bytes :
+         {std::string(random.begin(), random.end()), short_http, long_http}) {
+        SCOPED_TRACE(bytes.substr(0, 16));
+        RawPeer raw = RawPeer::ConnectTo(port);
+        ASSERT_TRUE(raw.Send(bytes));
+        EXPECT_TRUE(raw.WaitClosed(kPromptMs));
+    }
+    // The start of a CONNECT_REQUEST, then the first byte of a wrong one.
+    RawPeer raw = RawPeer::ConnectTo(port);
+    const uint8_t wrong[] = {static_cast<uint8_t>(wire::Opcode::kConnectRequest), 0, 0xff};
+    ASSERT_TRUE(raw.Send(wrong, sizeof(wrong)));
+    EXPECT_TRUE(raw.WaitClosed(kPromptMs));
+    // The listener still serves rpma clients.
+    EXPECT_EQ(listener->NextRequest(&server.id), EAGAIN);
+    ASSERT_NO_FATAL_FAILURE(ExpectProcessStillWorks());
+}
+
+// Another protocol behind our header (wrong magic) is closed; rpma of
+// another version (our magic, another version) is told so with a REJECT.
+TEST_F(TcpHostilePeer, HandshakeOfAnotherProtocolOrVersionIsClosedOrRejected) {
+    ASSERT_NO_FATAL_FAILURE(StartListening());
+    RawPeer stranger = RawPeer::ConnectTo(port);
+    ASSERT_TRUE(stranger.SendHandshake(wire::Opcode::kConnectRequest, 16, /*magic=*/0x50545448));
+    EXPECT_TRUE(stranger.WaitClosed(kPromptMs));
+    RawPeer future = RawPeer::ConnectTo(port);
+    ASSERT_TRUE(future.SendHandshake(wire::Opcode::kConnectRequest, 16, wire::kMagic,
+                                     /*version=*/wire::kVersion + 1));
+    wire::Header answer;
+    ASSERT_TRUE(future.ReadMessage(&answer));
+    EXPECT_EQ(answer.opcode, wire::Opcode::kReject);
+    EXPECT_TRUE(future.WaitClosed(kPromptMs));
+}
+
+// A CONNECT_REQUEST's header, then silence: closed when the handshake
+// timeout expires, not kept forever.
+TEST_F(TcpHostilePeer, HeaderThenSilenceIsClosedByTheHandshakeTimeout) {
+    ASSERT_NO_FATAL_FAILURE(StartListening());
+    RawPeer raw = RawPeer::ConnectTo(port);
+    wire::Header request;
+    request.opcode = wire::Opcode::kConnectRequest;
+    request.length = wire::kHandshakePrefixSize;
+    ASSERT_TRUE(raw.SendHeader(request));
+    EXPECT_TRUE(raw.WaitClosed(15000));
+}
+
+// The provider as a client of something that is not an rpma server learns
+// it as REJECTED, at once, not as a lost connection after a timeout.
+TEST_F(TcpHostilePeer, ConnectingToANonRpmaServerIsRejected) {
+    struct Case {
+        const char *name;
+        std::function<void(RawPeer &)> answer;
+    };
+    const std::vector<Case> cases = {
+        {"http",
+         [](RawPeer &raw) {
+             raw.Send(
+                 "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close"
+                 "\r\n\r\n");
+         }},
+        {"short", [](RawPeer &raw) { raw.Send("SSH-2.0-OpenSSH_9.2\r\n"); }},
+        {"wrong magic",
+         [](RawPeer &raw) { raw.SendHandshake(wire::Opcode::kAccept, 16, /*magic=*/1); }},
+        {"wrong version",
+         [](RawPeer &raw) {
+             raw.SendHandshake(wire::Opcode::kAccept, 16, wire::kMagic, wire::kVersion + 1);
+         }},
+        {"closed", [](RawPeer &raw) { raw = RawPeer(); }},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.name);
+        RawListener raw_listener;
+        port = raw_listener.Port();
+        ASSERT_NO_FATAL_FAILURE(CreateClient(PairOptions{}));
+        ASSERT_EQ(client.id->Connect(nullptr, 0, kTimeoutMs), 0);
+        RawPeer raw = raw_listener.Accept();
+        ASSERT_TRUE(raw.ReadHandshake(wire::Opcode::kConnectRequest));
+        c.answer(raw);
+        EXPECT_EQ(WaitEventType(*client.id, kPromptMs), CmEventType::kRejected);
+        client.id.reset();
+    }
 }
 
 }  // namespace
