@@ -22,7 +22,7 @@ die() {
     exit 1
 }
 
-rpmad_man=() rpmad_scripts=() headers=() cpp_headers=() rpmactl_man=() outs=()
+rpmad_man=() rpmad_scripts=() headers=() cpp_headers=() rpmactl_man=() outs=() dev_man_trees=()
 rpmactl="" rpmactl_completion=""
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "$1 needs a value"
@@ -43,6 +43,7 @@ while [ $# -gt 0 ]; do
     --pc-in) pc_in=$2 ;;
     --header) headers+=("$2") ;;
     --cpp-header) cpp_headers+=("$2") ;;
+    --dev-man-tree) dev_man_trees+=("$2") ;;
     --rpmactl) rpmactl=$2 ;;
     --rpmactl-man) rpmactl_man+=("$2") ;;
     --rpmactl-completion) rpmactl_completion=$2 ;;
@@ -189,6 +190,9 @@ Description: remote persistent memory access library (rpma_core)
 begin "$dev_pkg"
 for h in "${headers[@]}"; do put 0644 "$h" "/usr/include/$(basename "$h")"; done
 for h in "${cpp_headers[@]}"; do put 0644 "$h" "/usr/include/rpma/$(basename "$h")"; done
+for tree in ${dev_man_trees[@]+"${dev_man_trees[@]}"}; do
+    for page in "$tree"/share/man/man*/*; do man_page "$page"; done
+done
 mkdir -p "$root$libdir/pkgconfig"
 ln -s librpma.so.0 "$root$libdir/librpma.so"
 sed -e 's|@PREFIX@|/usr|' -e "s|^libdir=.*|libdir=$libdir|" \

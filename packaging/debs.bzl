@@ -70,7 +70,8 @@ def _debian_packages_impl(ctx):
         _files("--rpmad-script", a.rpmad_scripts) +
         _files("--rpmad-man", a.rpmad_man) +
         _files("--header", a.headers) +
-        _files("--cpp-header", a.cpp_headers)
+        _files("--cpp-header", a.cpp_headers) +
+        _files("--dev-man-tree", a.dev_man)
     )
     packages = ["rpmad", a.library_package, a.dev_package]
     if a.rpmactl:
@@ -81,7 +82,8 @@ def _debian_packages_impl(ctx):
 
     args = ctx.actions.args()
     for flag, f in pairs:
-        args.add(flag, f)
+        # A tree (the manual pages) is passed as its directory.
+        args.add(flag, f.path if f.is_directory else f)
     args.add("--version", version)
     args.add("--arch", arch)
     args.add("--maintainer", a.maintainer)
@@ -128,6 +130,8 @@ debian_packages = rule(
         "changelog": attr.label(mandatory = True, allow_single_file = True),
         "rpmad_scripts": attr.label_list(allow_files = True),
         "rpmad_man": attr.label_list(allow_files = True),
+        # librpma's manual pages: a tree share/man/man{3,7} (//rpma_core/man:pages).
+        "dev_man": attr.label_list(allow_files = True),
         "headers": attr.label_list(allow_files = True),
         "cpp_headers": attr.label_list(allow_files = True),
         "_build_debs": attr.label(

@@ -70,6 +70,11 @@ fi
 has_paths "$rpmad" /usr/sbin/rpmad /lib/systemd/system/rpmad.service /etc/rpmad/rpmad.yaml \
     /usr/lib/sysusers.d/rpmad.conf /usr/lib/tmpfiles.d/rpmad.conf \
     /usr/share/man/man8/rpmad.8.gz /usr/share/man/man5/rpmad.yaml.5.gz
+# librpma's manual pages: one per function (rpma_core/man) and the overview.
+has_paths "$dev" /usr/share/man/man3/rpma_conn_req_new.3.gz /usr/share/man/man3/rpma_flush.3.gz \
+    /usr/share/man/man3/rpma_ext_conn_req_move_to_peer.3.gz /usr/share/man/man7/librpma.7.gz
+[ "$(dpkg-deb -c "$dev" | grep -c '/usr/share/man/man3/rpma_.*\.3\.gz$')" -eq 86 ] ||
+    fail "$(basename "$dev"): not 86 function pages"
 has_paths "$ctl" /usr/bin/rpmactl /usr/share/man/man1/rpmactl.1.gz \
     /usr/share/bash-completion/completions/rpmactl
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
