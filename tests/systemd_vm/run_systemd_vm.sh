@@ -6,9 +6,12 @@
 # console: every check prints "CHECK <name>: ...", the last line is
 # "RESULT: PASS" or "RESULT: FAIL <why>".
 #
-#   run_systemd_vm.sh SERVICE_CLIENT GUEST_CHECKS DEB...
+#   run_systemd_vm.sh [--rxe] GUEST_CHECKS DEB...
 #
-# DEB...: the packages of //packaging:debs; the guest installs rpmad's.
+# DEB...: the packages of //packaging:debs; the guest installs rpmad's and
+# rpmactl's. --rxe: the initramfs also loads the Soft-RoCE modules (rdma_rxe,
+# its RDMA core and dummy), before systemd starts, for a GUEST_CHECKS that
+# runs rpmad on the verbs provider (guest_checks_verbs.sh).
 # SYSTEMD_VM_KEEP=DIR keeps the console log there.
 #
 # The guest's root is the host's / shared read-only over virtio-9p under an
@@ -23,7 +26,9 @@
 # 2 on a missing prerequisite.
 set -euo pipefail
 
-[ $# -ge 3 ] || { echo "usage: $0 GUEST_CHECKS DEB..." >&2; exit 2; }
+rxe=0
+[ "${1:-}" != --rxe ] || { rxe=1 && shift; }
+[ $# -ge 3 ] || { echo "usage: $0 [--rxe] GUEST_CHECKS DEB..." >&2; exit 2; }
 checks=$(realpath "$1")
 shift
 deb="" ctl_deb=""
@@ -89,6 +94,13 @@ for a in sh mount insmod cat rm chroot poweroff dd; do ln -s busybox "$ir/bin/$a
 # insmod resolves no dependencies: this order matters.
 mods="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci
       netfs fscache 9pnet 9pnet_virtio 9p overlay autofs4"
+# Soft-RoCE, in the order tests/vm/build_initrd.sh resolves it (modprobe
+# --show-depends): the guest's udev and modprobe@ are masked, so nothing
+# would load them on demand. dummy creates dummy0 for rxe0 to sit on.
+if [ $rxe = 1 ]; then
+    mods="$mods configfs ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm
+          udp_tunnel ip6_udp_tunnel crc32_generic rdma_rxe dummy"
+fi
 for m in $mods; do
     f=$(modinfo -k "$kver" -n "$m") || vm_die "kernel module $m not found for $kver"
     case $f in
