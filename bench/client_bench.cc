@@ -159,30 +159,13 @@ Row Latency(const std::string &key, const std::string &workload, const std::stri
                s.p99_us, b.median_us, b.p99_us,      false, floor};
 }
 
-// Eight alternating rounds of an eighth of `total` each, after a warm-up of
-// each side; a side's rate is the median of its rounds' (MiB/s).
+// Streams in rounds, the subject first in the first round.
 Row Bandwidth(const std::string &key, const std::string &workload, Client &subject, Client &raw_tcp,
               size_t chunk, size_t total, double floor) {
     fprintf(stderr, "  measuring %s...\n", workload.c_str());
-    raw_tcp.Stream(chunk, total / 16);
-    subject.Stream(chunk, total / 16);
-    constexpr int kStreamRounds = 8;
-    const size_t per_round = total / kStreamRounds;
-    std::vector<double> rates[2];  // subject, raw TCP
-    for (int round = 0; round < kStreamRounds; ++round)
-        for (int turn = 0; turn < 2; ++turn) {
-            const int side = (turn + round) % 2;
-            Client &c = side == 0 ? subject : raw_tcp;
-            const uint64_t ns = c.Stream(chunk, per_round);
-            rates[side].push_back((per_round / double(1 << 20)) / (ns / 1e9));
-        }
-    auto median = [](std::vector<double> r) {
-        std::sort(r.begin(), r.end());
-        const size_t half = r.size() / 2;
-        return r.size() % 2 == 1 ? r[half] : (r[half - 1] + r[half]) / 2;
-    };
-    return Row{key, workload,         "raw TCP", chunk, median(rates[0]),
-               0,   median(rates[1]), 0,         true,  floor};
+    const rpma_bench::RoundRates rates = rpma_bench::AlternatingStreams(
+        &raw_tcp, &subject, chunk, total, rpma_bench::FirstTurn::kSubject);
+    return Row{key, workload, "raw TCP", chunk, rates.subject, 0, rates.baseline, 0, true, floor};
 }
 
 bool PrintTable(const std::vector<Row> &rows) {

@@ -128,38 +128,13 @@ Row Latency(const std::string &key, const std::string &name, Client *rpma, Clien
     return Row{key, name, size, r.median_us, r.p99_us, t.median_us, t.p99_us, false, floor};
 }
 
+// A null client is skipped (diagnostic runs of one transport).
 Row Bandwidth(Client *rpma, Client *tcp, size_t chunk, size_t total, double floor) {
     Progress("stream " + HumanSize(chunk) + " chunks");
-    if (tcp != nullptr)
-        tcp->Stream(chunk, total / 16);
-    if (rpma != nullptr)
-        rpma->Stream(chunk, total / 16);
-    // Eight alternating rounds of an eighth each; each transport's rate is
-    // the median of its rounds' (a round the machine disturbed, which
-    // happens to either transport, then does not decide the ratio).
-    constexpr int kStreamRounds = 8;
-    const size_t per_round = total / kStreamRounds;
-    std::vector<double> tcp_rates, rpma_rates;
-    for (int round = 0; round < kStreamRounds; ++round) {
-        const bool tcp_first = round % 2 == 0;
-        for (int turn = 0; turn < 2; ++turn) {
-            const bool is_tcp = (turn == 0) == tcp_first;
-            Client *client = is_tcp ? tcp : rpma;
-            if (client == nullptr)
-                continue;
-            const uint64_t ns = client->Stream(chunk, per_round);
-            (is_tcp ? tcp_rates : rpma_rates).push_back((per_round / double(1 << 20)) / (ns / 1e9));
-        }
-    }
-    const auto median = [](std::vector<double> rates) {
-        if (rates.empty())
-            return 0.0;
-        std::sort(rates.begin(), rates.end());
-        const size_t half = rates.size() / 2;
-        return rates.size() % 2 == 1 ? rates[half] : (rates[half - 1] + rates[half]) / 2;
-    };
-    const double t = median(tcp_rates);
-    const double r = median(rpma_rates);
+    const rpma_bench::RoundRates rates =
+        rpma_bench::AlternatingStreams(tcp, rpma, chunk, total, rpma_bench::FirstTurn::kBaseline);
+    const double t = rates.baseline;
+    const double r = rates.subject;
     return Row{"stream_write", "stream write (MiB/s)", chunk, r, 0, t, 0, true, floor};
 }
 
