@@ -1,7 +1,7 @@
-// The servers a benchmark forks (rpma_bench's servers in a child process,
-// rpmad from its binary): started before the benchmark has any thread,
-// dying with it (PR_SET_PDEATHSIG), killed and reaped at its end together
-// with the run's temporary directory.
+// The servers client_bench and rpmad_bench fork (rpma_bench's servers in a
+// child process, rpmad from its binary): started before the benchmark has
+// any thread, dying with it (PR_SET_PDEATHSIG), killed and reaped at its
+// end together with the run's temporary directory.
 #ifndef RPMA_BENCH_CHILD_PROCESSES_H
 #define RPMA_BENCH_CHILD_PROCESSES_H
 
@@ -70,17 +70,12 @@ class ChildProcesses {
         int fds[2];
         if (pipe2(fds, O_CLOEXEC) != 0)
             Die(program_, std::string("pipe: ") + strerror(errno));
-        const pid_t parent = getpid();
-        const pid_t pid = fork();
-        if (pid < 0)
-            Die(program_, std::string("fork: ") + strerror(errno));
+        const pid_t pid = Fork(-1);
         if (pid == 0) {
-            DieWithParent(parent);
             close(fds[0]);
             serve(fds[1]);
             _exit(1);
         }
-        pids_.push_back(pid);
         close(fds[1]);
         if (!AwaitLine(fds[0], "ready", 20000))
             Die(program_, what + " did not start (its errors are above)");
@@ -101,12 +96,8 @@ class ChildProcesses {
         for (std::string &arg : copy)
             argv.push_back(arg.data());
         argv.push_back(nullptr);
-        const pid_t parent = getpid();
-        const pid_t pid = fork();
-        if (pid < 0)
-            Die(program_, std::string("fork: ") + strerror(errno));
+        const pid_t pid = Fork(out[0]);
         if (pid == 0) {
-            DieWithParent(parent);
             dup2(out[1], STDOUT_FILENO);
             dup2(log_fd, STDERR_FILENO);
             unsetenv("NOTIFY_SOCKET");  // not systemd's child
@@ -115,10 +106,8 @@ class ChildProcesses {
             dprintf(log_fd, "cannot run %s: %s\n", argv[0], strerror(errno));
             _exit(127);
         }
-        pids_.push_back(pid);
         close(out[1]);
         close(log_fd);
-        stdout_fds_.push_back(out[0]);
         if (!AwaitLine(out[0], ready, 20000)) {
             std::ifstream log(log_path);
             std::string text((std::istreambuf_iterator<char>(log)),
@@ -128,14 +117,35 @@ class ChildProcesses {
         return pid;
     }
 
+    // Stops a child as systemd would (SIGTERM), leaving it to CleanUp's
+    // SIGKILL if it lingers past 5 s, and closes its stdout pipe.
+    void Stop(pid_t pid) {
+        kill(pid, SIGTERM);
+        bool exited = false;
+        for (int waited_ms = 0; waited_ms < 5000; waited_ms += 10) {
+            if (waitpid(pid, nullptr, WNOHANG) == pid) {
+                exited = true;
+                break;
+            }
+            usleep(10000);
+        }
+        for (Child &child : children_)
+            if (child.pid == pid && child.stdout_fd >= 0) {
+                close(child.stdout_fd);
+                child.stdout_fd = -1;
+            }
+        if (exited)  // reaped: nothing left to kill
+            std::erase_if(children_, [pid](const Child &child) { return child.pid == pid; });
+    }
+
     void CleanUp() {
         KillAll();
-        for (pid_t pid : pids_)
-            waitpid(pid, nullptr, 0);
-        pids_.clear();
-        for (int fd : stdout_fds_)
-            close(fd);
-        stdout_fds_.clear();
+        for (const Child &child : children_) {
+            waitpid(child.pid, nullptr, 0);
+            if (child.stdout_fd >= 0)
+                close(child.stdout_fd);
+        }
+        children_.clear();
         if (!temp_dir_.empty()) {
             std::error_code ignored;
             std::filesystem::remove_all(temp_dir_, ignored);
@@ -144,9 +154,30 @@ class ChildProcesses {
     }
 
   private:
+    struct Child {
+        pid_t pid;
+        int stdout_fd;  // -1: none kept; else open until the child ends
+    };
+
     void KillAll() {
-        for (pid_t pid : pids_)
-            kill(pid, SIGKILL);
+        for (const Child &child : children_)
+            kill(child.pid, SIGKILL);
+    }
+
+    // fork() for a child that dies with this process; the parent records
+    // it (with `stdout_fd`, the read end of its stdout or -1) to kill and
+    // reap at the end.
+    pid_t Fork(int stdout_fd) {
+        const pid_t parent = getpid();
+        const pid_t pid = fork();
+        if (pid < 0)
+            Die(program_, std::string("fork: ") + strerror(errno));
+        if (pid == 0) {
+            DieWithParent(parent);
+            return 0;
+        }
+        children_.push_back(Child{pid, stdout_fd});
+        return pid;
     }
 
     // In a child just forked: die with the parent, even if it already died.
@@ -183,8 +214,7 @@ class ChildProcesses {
     static inline ChildProcesses *self_ = nullptr;
     const char *program_ = "";
     std::string temp_dir_;
-    std::vector<pid_t> pids_;
-    std::vector<int> stdout_fds_;
+    std::vector<Child> children_;
 };
 
 // rpmad in the runfiles of `argv0` (bazel run, bazel test, or beside it).

@@ -17,23 +17,17 @@
 // server are started before this process has any thread (gRPC and
 // rpma_core start some), inherit the --pin affinity, die with this process
 // (PR_SET_PDEATHSIG) and are killed at its end.
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -43,6 +37,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "bench/bench_stats.h"
+#include "bench/child_processes.h"
 #include "bench/rounds.h"
 #include "bench/workload.h"
 #include "proto/rpmad/v1/data_plane.h"
@@ -56,6 +51,8 @@ using rpma_bench::Client;
 using rpma_bench::FreePort;
 using rpma_bench::HumanSize;
 using rpma_bench::Summary;
+
+constexpr const char *kProgram = "rpmad_bench";
 
 struct Options {
     bool quick = false;
@@ -83,96 +80,14 @@ struct Row {
 };
 
 [[noreturn]] void Die(const std::string &message) {
-    fprintf(stderr, "rpmad_bench: %s\n", message.c_str());
-    exit(1);
+    rpma_bench::Die(kProgram, message);
 }
 
-// --- child processes --------------------------------------------------------
-
-// What exit() and a fatal signal must clean up.
-std::vector<pid_t> children;
-std::string temp_dir;
-
-void KillChildren() {
-    for (pid_t pid : children)
-        kill(pid, SIGKILL);
-}
-
-void CleanUp() {
-    KillChildren();
-    for (pid_t pid : children)
-        waitpid(pid, nullptr, 0);
-    children.clear();
-    if (!temp_dir.empty()) {
-        std::error_code ignored;
-        std::filesystem::remove_all(temp_dir, ignored);
-        temp_dir.clear();
-    }
-}
-
-void OnFatalSignal(int signal) {
-    KillChildren();  // async-signal-safe; the temporary directory stays
-    ::signal(signal, SIG_DFL);
-    raise(signal);
-}
-
-// In a child just forked: die with the parent, even if it already died.
-void DieWithParent(pid_t parent) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(1);
-}
-
-// Reads from fd until a line starting with `prefix` arrives; false at EOF
-// or after timeout_ms.
-bool AwaitLine(int fd, const std::string &prefix, int timeout_ms) {
-    std::string seen;
-    const uint64_t deadline = rpma_bench::NowNs() + uint64_t(timeout_ms) * 1000000;
-    for (;;) {
-        size_t line_start = 0;
-        for (size_t nl; (nl = seen.find('\n', line_start)) != std::string::npos;
-             line_start = nl + 1)
-            if (seen.compare(line_start, prefix.size(), prefix) == 0)
-                return true;
-        const uint64_t now = rpma_bench::NowNs();
-        pollfd p{fd, POLLIN, 0};
-        if (now >= deadline || poll(&p, 1, static_cast<int>((deadline - now) / 1000000) + 1) <= 0)
-            return false;
-        char buf[512];
-        const ssize_t n = read(fd, buf, sizeof(buf));
-        if (n <= 0)
-            return false;
-        seen.append(buf, static_cast<size_t>(n));
-    }
-}
-
-// rpma_bench's rpma server, with its region in `region_file`.
-pid_t StartBareServer(const std::string &port, const std::string &region_file) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        Die(std::string("pipe: ") + strerror(errno));
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0)
-        Die(std::string("fork: ") + strerror(errno));
-    if (pid == 0) {
-        DieWithParent(parent);
-        close(fds[0]);
-        rpma_bench::RunRpmaServer("127.0.0.1", port, fds[1], region_file);
-    }
-    children.push_back(pid);
-    close(fds[1]);
-    if (!AwaitLine(fds[0], "ready", 20000))
-        Die("the bare rpma server did not start (its errors are above)");
-    close(fds[0]);
-    return pid;
-}
+// --- rpmad ------------------------------------------------------------------
 
 struct Rpmad {
     pid_t pid = -1;
     std::string control;  // host:port of the gRPC service
-    int stdout_fd = -1;   // kept open: rpmad must not meet a closed pipe
-    std::string log_path;
 };
 
 // The config: the documented defaults, spelled out where the benchmark
@@ -185,72 +100,18 @@ std::string RpmadConfig(const std::string &pool_dir, const std::string &control,
            "sessions:\n  token_ttl_seconds: 60\n" + "logging:\n  level: info\n  target: stderr\n";
 }
 
-Rpmad StartRpmad(const std::string &binary, const std::string &dir) {
+// rpmad on two free loopback ports, its config and pool in `dir`, its log
+// in dir/rpmad.log.
+Rpmad StartRpmad(rpma_bench::ChildProcesses &children, const std::string &binary,
+                 const std::string &dir) {
     Rpmad rpmad;
     rpmad.control = "127.0.0.1:" + std::to_string(FreePort());
     const std::string data = "127.0.0.1:" + std::to_string(FreePort());
     const std::string config_path = dir + "/rpmad.yaml";
     std::ofstream(config_path) << RpmadConfig(dir + "/pool", rpmad.control, data);
-    rpmad.log_path = dir + "/rpmad.log";
-    const int log_fd = open(rpmad.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    int out[2];
-    if (log_fd < 0 || pipe2(out, O_CLOEXEC) != 0)
-        Die("cannot create rpmad's log or output pipe in " + dir + ": " + strerror(errno));
-    std::vector<std::string> args = {binary, "--config", config_path, "--provider", "tcp"};
-    std::vector<char *> argv;
-    for (std::string &arg : args)
-        argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    const pid_t parent = getpid();
-    rpmad.pid = fork();
-    if (rpmad.pid < 0)
-        Die(std::string("fork: ") + strerror(errno));
-    if (rpmad.pid == 0) {
-        DieWithParent(parent);
-        dup2(out[1], STDOUT_FILENO);
-        dup2(log_fd, STDERR_FILENO);
-        unsetenv("NOTIFY_SOCKET");  // not systemd's child
-        unsetenv("JOURNAL_STREAM");
-        execv(binary.c_str(), argv.data());
-        dprintf(log_fd, "rpmad_bench: cannot run %s: %s\n", binary.c_str(), strerror(errno));
-        _exit(127);
-    }
-    children.push_back(rpmad.pid);
-    close(out[1]);
-    close(log_fd);
-    rpmad.stdout_fd = out[0];
-    if (!AwaitLine(rpmad.stdout_fd, "rpmad: ready:", 20000)) {
-        std::ifstream log(rpmad.log_path);
-        std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-        Die("rpmad (" + binary + ") did not report ready; its log:\n" + text);
-    }
+    rpmad.pid = children.StartProgram({binary, "--config", config_path, "--provider", "tcp"},
+                                      dir + "/rpmad.log", "rpmad: ready:");
     return rpmad;
-}
-
-// Stops rpmad as systemd would (SIGTERM), killing it if it lingers.
-void StopRpmad(Rpmad &rpmad) {
-    kill(rpmad.pid, SIGTERM);
-    for (int waited_ms = 0; waited_ms < 5000; waited_ms += 10) {
-        if (waitpid(rpmad.pid, nullptr, WNOHANG) == rpmad.pid) {
-            children.erase(std::find(children.begin(), children.end(), rpmad.pid));
-            break;
-        }
-        usleep(10000);
-    }
-    close(rpmad.stdout_fd);
-}
-
-std::string RunfilesRpmad(const char *argv0) {
-    std::vector<std::string> candidates;
-    for (const char *var : {"RUNFILES_DIR", "TEST_SRCDIR"})
-        if (const char *dir = getenv(var))
-            candidates.push_back(std::string(dir) + "/rpma/daemon/rpmad");
-    candidates.push_back(std::string(argv0) + ".runfiles/rpma/daemon/rpmad");
-    candidates.push_back("daemon/rpmad");  // bazel run's working directory
-    for (const std::string &path : candidates)
-        if (access(path.c_str(), X_OK) == 0)
-            return path;
-    Die("cannot find rpmad in the runfiles: pass --rpmad PATH (bazel build //daemon:rpmad)");
 }
 
 // --- what /proc says about rpmad --------------------------------------------
@@ -557,7 +418,7 @@ Options ParseOptions(int argc, char **argv) {
 int main(int argc, char **argv) {
     const Options opt = ParseOptions(argc, argv);
     const std::string rpmad_binary =
-        opt.rpmad_path.empty() ? RunfilesRpmad(argv[0]) : opt.rpmad_path;
+        opt.rpmad_path.empty() ? rpma_bench::RunfilesRpmad(kProgram, argv[0]) : opt.rpmad_path;
     if (opt.pin_cpu >= 0) {
         // Before any child or thread exists: all inherit it.
         cpu_set_t cpus;
@@ -566,20 +427,17 @@ int main(int argc, char **argv) {
         if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0)
             Die(std::string("sched_setaffinity: ") + strerror(errno));
     }
-    std::string pattern = opt.dir + "/rpmad_bench.XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr)
-        Die("cannot create a directory in " + opt.dir + ": " + strerror(errno));
-    temp_dir = pattern;
-    atexit(CleanUp);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP})
-        signal(sig, OnFatalSignal);
+    rpma_bench::ChildProcesses children(kProgram, opt.dir);
+    const std::string temp_dir = children.temp_dir();
 
     // The bare server's region sits beside rpmad's pool: same filesystem,
     // same msync per persistent flush.
     const std::string bare_port = std::to_string(FreePort());
     const std::string bare_region = temp_dir + "/bare-server.region";
-    StartBareServer(bare_port, bare_region);
-    Rpmad rpmad = StartRpmad(rpmad_binary, temp_dir);
+    children.StartServer(
+        [&](int fd) { rpma_bench::RunRpmaServer("127.0.0.1", bare_port, fd, bare_region); },
+        "the bare rpma server");
+    const Rpmad rpmad = StartRpmad(children, rpmad_binary, temp_dir);
     fprintf(stderr,
             "rpmad_bench: %s (tcp provider) against a bare rpma_core server on 127.0.0.1%s%s\n"
             "  rpmad's pool: %s/pool; the bare server's region: %s (a shared file mapping)\n",
@@ -614,8 +472,8 @@ int main(int argc, char **argv) {
                            size_t(opt.connected_sessions()), rpmad.pid));
         rows.push_back(IdleCpu(rpmad.pid, opt.idle_seconds(), size_t(opt.connected_sessions())));
     }
-    StopRpmad(rpmad);
-    CleanUp();
+    children.Stop(rpmad.pid);  // as systemd would: SIGTERM
+    children.CleanUp();
 
     const bool met = PrintTable(rows);
     if (!opt.csv_path.empty())
