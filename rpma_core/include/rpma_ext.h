@@ -73,8 +73,7 @@ int rpma_ext_conn_req_move_to_peer(struct rpma_conn_req *req, struct rpma_peer *
  *   RPMA_E_INVAL    - req or addr is NULL
  *   RPMA_E_PROVIDER - the request has no peer address (errno ENOTCONN)
  */
-int rpma_ext_conn_req_get_peer_addr(const struct rpma_conn_req *req,
-                                    struct sockaddr_storage *addr);
+int rpma_ext_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr);
 
 #ifdef __cplusplus
 }
