@@ -9,26 +9,7 @@ exec >/dev/ttyS0 2>&1
 dir=/root/vmtest
 control=127.0.0.1:7300
 
-finish() { # $1: 0 pass, 1 fail. isa-debug-exit (port 0xf4) ends qemu.
-    printf "\\$(printf %03o "$1")" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
-    systemctl poweroff -ff
-    exit "$1"
-}
-fail() {
-    echo "CHECK $check: FAIL: $*"
-    systemctl status --no-pager rpmad.service
-    journalctl -b --no-pager -n 40 -u rpmad.service
-    echo "RESULT: FAIL $check: $*"
-    finish 1
-}
-ok() { echo "CHECK $check: ok${1:+ ($1)}"; }
-props() { # "systemctl show" output -> P_<Property> variables
-    local k v
-    while IFS='=' read -r k v; do printf -v "P_$k" '%s' "$v"; done <<<"$1"
-}
-show() { props "$(systemctl show -p ActiveState,SubState,MainPID,NRestarts,StatusText rpmad.service)"; }
-ms_since() { echo $(((${EPOCHREALTIME/./} - ${1/./}) / 1000)); }
-journal() { journalctl -b -u rpmad.service --no-pager -o cat "$@"; }
+. /root/vmtest/guest_lib.sh # finish, fail, ok, show, ms_since, journal
 # What an operator types: rpmactl against the local rpmad. put_data
 # replicates 1 MiB of random bytes into region "data"; check_data gets them
 # back and compares.

@@ -15,26 +15,7 @@ ip=10.0.9.1
 data=$ip:7301
 counters=/sys/class/infiniband/rxe0/ports/1/hw_counters
 
-finish() { # $1: 0 pass, 1 fail. isa-debug-exit (port 0xf4) ends qemu.
-    printf "\\$(printf %03o "$1")" | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
-    systemctl poweroff -ff
-    exit "$1"
-}
-fail() {
-    echo "CHECK $check: FAIL: $*"
-    systemctl status --no-pager rpmad.service
-    journalctl -b --no-pager -n 40 -u rpmad.service
-    dmesg | tail -n 20
-    echo "RESULT: FAIL $check: $*"
-    finish 1
-}
-ok() { echo "CHECK $check: ok${1:+ ($1)}"; }
-props() { # "systemctl show" output -> P_<Property> variables
-    local k v
-    while IFS='=' read -r k v; do printf -v "P_$k" '%s' "$v"; done <<<"$1"
-}
-show() { props "$(systemctl show -p ActiveState,SubState,MainPID,StatusText rpmad.service)"; }
-journal() { journalctl -b -u rpmad.service --no-pager -o cat "$@"; }
+. /root/vmtest/guest_lib.sh # finish, fail, ok, show, ms_since, journal
 # rpmactl as an operator runs it on an RDMA host: the client library's
 # provider chosen like rpmad's (auto would pick verbs here too; verbs makes
 # a fallback to tcp an error instead).

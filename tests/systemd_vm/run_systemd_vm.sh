@@ -118,6 +118,7 @@ cp "$deb" "$pl/root/vmtest/rpmad_$version.deb"
 cp "$work/rpmad_upgrade.deb" "$pl/root/vmtest/rpmad_$upgrade_version.deb"
 cp "$ctl_deb" "$pl/root/vmtest/rpmactl_$version.deb"
 install -m 0755 "$checks" "$pl/usr/local/sbin/guest-checks"
+cp "$here/guest_lib.sh" "$pl/root/vmtest/guest_lib.sh"
 cat >"$pl/root/vmtest/env" <<EOF
 VERSION=$version
 UPGRADE_VERSION=$upgrade_version
