@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -230,6 +231,65 @@ inline std::string RunfilesRpmad(const char *program, const char *argv0) {
             return path;
     Die(program,
         "cannot find rpmad in the runfiles: pass --rpmad PATH (bazel build //daemon:rpmad)");
+}
+
+// The command line of the benchmarks that start rpmad (rpmad_bench,
+// client_bench). `rpmad_role` says in the usage text what --rpmad is for.
+struct DaemonBenchOptions {
+    bool quick = false;
+    int pin_cpu = -1;
+    std::string csv_path;
+    std::string rpmad_path;  // empty: from the runfiles
+    std::string dir;         // where the run's temporary directory goes
+};
+
+inline DaemonBenchOptions ParseDaemonBenchOptions(int argc, char **argv, const char *rpmad_role) {
+    DaemonBenchOptions opt;
+    for (int i = 1; i < argc; ++i) {
+        const bool has_value = i + 1 < argc;
+        if (strcmp(argv[i], "--quick") == 0) {
+            opt.quick = true;
+        } else if (strcmp(argv[i], "--pin") == 0 && has_value) {
+            opt.pin_cpu = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--csv") == 0 && has_value) {
+            opt.csv_path = argv[++i];
+        } else if (strcmp(argv[i], "--rpmad") == 0 && has_value) {
+            opt.rpmad_path = argv[++i];
+        } else if (strcmp(argv[i], "--dir") == 0 && has_value) {
+            opt.dir = argv[++i];
+        } else {
+            fprintf(stderr,
+                    "usage: %s [--quick] [--pin CPU] [--csv FILE] [--rpmad PATH] [--dir DIR]\n"
+                    "  --pin CPU    run every process (rpmad too) on this CPU\n"
+                    "  --rpmad PATH %s (default: from the runfiles)\n"
+                    "  --dir DIR    where the pools and the bare server's region live\n"
+                    "               (a fresh directory inside DIR, removed at the end;\n"
+                    "               default $TEST_TMPDIR, $TMPDIR or /tmp)\n",
+                    argv[0], rpmad_role);
+            exit(2);
+        }
+    }
+    if (opt.dir.empty())
+        for (const char *var : {"TEST_TMPDIR", "TMPDIR"})
+            if (const char *dir = getenv(var); dir != nullptr && opt.dir.empty())
+                opt.dir = dir;
+    if (opt.dir.empty())
+        opt.dir = "/tmp";
+    return opt;
+}
+
+// Puts this process on `cpu` (nothing when negative). Call it before any
+// child or thread exists: all inherit it.
+inline void PinTo(int cpu) {
+    if (cpu < 0)
+        return;
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    CPU_SET(cpu, &cpus);
+    if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0) {
+        perror("sched_setaffinity");
+        exit(1);
+    }
 }
 
 }  // namespace rpma_bench

@@ -54,13 +54,7 @@ using rpma_bench::Summary;
 
 constexpr const char *kProgram = "rpmad_bench";
 
-struct Options {
-    bool quick = false;
-    int pin_cpu = -1;
-    std::string csv_path;
-    std::string rpmad_path;  // empty: from the runfiles
-    std::string dir;         // where the run's temporary directory goes
-
+struct Options : rpma_bench::DaemonBenchOptions {
     // How much of each measurement; --quick keeps the smoke test short.
     int session_opens() const { return quick ? 100 : 1000; }
     int regions() const { return quick ? 100 : 1000; }
@@ -378,55 +372,13 @@ void WriteCsv(const std::string &path, const std::vector<Row> &rows) {
     fprintf(stderr, "wrote %s\n", path.c_str());
 }
 
-Options ParseOptions(int argc, char **argv) {
-    Options opt;
-    for (int i = 1; i < argc; ++i) {
-        const bool has_value = i + 1 < argc;
-        if (strcmp(argv[i], "--quick") == 0) {
-            opt.quick = true;
-        } else if (strcmp(argv[i], "--pin") == 0 && has_value) {
-            opt.pin_cpu = atoi(argv[++i]);
-        } else if (strcmp(argv[i], "--csv") == 0 && has_value) {
-            opt.csv_path = argv[++i];
-        } else if (strcmp(argv[i], "--rpmad") == 0 && has_value) {
-            opt.rpmad_path = argv[++i];
-        } else if (strcmp(argv[i], "--dir") == 0 && has_value) {
-            opt.dir = argv[++i];
-        } else {
-            fprintf(stderr,
-                    "usage: %s [--quick] [--pin CPU] [--csv FILE] [--rpmad PATH] [--dir DIR]\n"
-                    "  --pin CPU    run every process (rpmad too) on this CPU\n"
-                    "  --rpmad PATH the daemon to measure (default: from the runfiles)\n"
-                    "  --dir DIR    where the run's pool and the bare server's region live\n"
-                    "               (a fresh directory inside DIR, removed at the end;\n"
-                    "               default $TEST_TMPDIR, $TMPDIR or /tmp)\n",
-                    argv[0]);
-            exit(2);
-        }
-    }
-    if (opt.dir.empty())
-        for (const char *var : {"TEST_TMPDIR", "TMPDIR"})
-            if (const char *dir = getenv(var); dir != nullptr && opt.dir.empty())
-                opt.dir = dir;
-    if (opt.dir.empty())
-        opt.dir = "/tmp";
-    return opt;
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
-    const Options opt = ParseOptions(argc, argv);
+    const Options opt{rpma_bench::ParseDaemonBenchOptions(argc, argv, "the daemon to measure")};
     const std::string rpmad_binary =
         opt.rpmad_path.empty() ? rpma_bench::RunfilesRpmad(kProgram, argv[0]) : opt.rpmad_path;
-    if (opt.pin_cpu >= 0) {
-        // Before any child or thread exists: all inherit it.
-        cpu_set_t cpus;
-        CPU_ZERO(&cpus);
-        CPU_SET(opt.pin_cpu, &cpus);
-        if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0)
-            Die(std::string("sched_setaffinity: ") + strerror(errno));
-    }
+    rpma_bench::PinTo(opt.pin_cpu);
     rpma_bench::ChildProcesses children(kProgram, opt.dir);
     const std::string temp_dir = children.temp_dir();
 
