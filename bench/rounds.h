@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -108,21 +109,28 @@ inline RoundRates AlternatingStreams(Client *baseline, Client *subject, size_t c
     return RoundRates{median(rates[0]), median(rates[1])};
 }
 
-// A TCP port on 127.0.0.1 that nothing listened on a moment ago; exits the
-// benchmark when there is none.
+// A TCP port on 127.0.0.1 that nothing listened on a moment ago, never the
+// same one twice in a process (the kernel may pick a just-closed port again);
+// exits the benchmark when there is none.
 inline uint16_t FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
-        perror("picking a free port");
-        exit(1);
+    static std::set<uint16_t> handed_out;
+    for (int attempt = 0; attempt < 64; ++attempt) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof(addr);
+        if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
+            getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
+            perror("picking a free port");
+            exit(1);
+        }
+        close(fd);
+        if (handed_out.insert(ntohs(addr.sin_port)).second)
+            return ntohs(addr.sin_port);
     }
-    close(fd);
-    return ntohs(addr.sin_port);
+    fprintf(stderr, "picking a free port: the kernel keeps offering ports already taken\n");
+    exit(1);
 }
 
 inline std::string HumanSize(size_t size) {

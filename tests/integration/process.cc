@@ -15,6 +15,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 
 extern char **environ;
 
@@ -233,20 +235,30 @@ std::string Process::Describe() const {
 }
 
 int FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof(addr);
-    int port = -1;
-    if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0 &&
-        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
-        port = ntohs(addr.sin_port);
-    close(fd);
-    return port;
+    // The kernel may pick the port it picked a moment ago once that socket is
+    // closed, so two calls in a row could name one port for two listeners:
+    // remember what this process handed out and never give it out again.
+    static std::mutex mutex;
+    static std::set<int> handed_out;
+    std::lock_guard lock(mutex);
+    for (int attempt = 0; attempt < 64; ++attempt) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -1;
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        addr.sin_port = 0;
+        socklen_t len = sizeof(addr);
+        int port = -1;
+        if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0 &&
+            getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
+            port = ntohs(addr.sin_port);
+        close(fd);
+        if (port < 0 || handed_out.insert(port).second)
+            return port;
+    }
+    return -1;
 }
 
 std::string Runfile(const std::string &path) {

@@ -75,7 +75,8 @@ class Process {
     std::optional<ExitStatus> status_;
 };
 
-// A TCP port on 127.0.0.1 that nothing listened on a moment ago (the kernel's pick).
+// A TCP port on 127.0.0.1 that nothing listened on a moment ago (the kernel's
+// pick), never the same one twice in a process.
 int FreePort();
 
 // The path of a runfile given relative to the workspace root, e.g. "examples/x/server".
