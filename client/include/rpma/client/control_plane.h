@@ -20,24 +20,10 @@
 #include <string>
 
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
+#include "rpma/client/connect_options.h"
 #include "rpma/client/status.h"
 
 namespace rpma::client {
-
-struct ConnectOptions {
-    // TLS; with ca_file empty, the system's roots are trusted.
-    bool tls = false;
-    // PEM CA bundle to trust (implies tls).
-    std::string ca_file;
-    // PEM client certificate and key, for daemons that require mutual TLS
-    // (both or neither; imply tls).
-    std::string cert_file;
-    std::string key_file;
-    // Sent as "authorization: Bearer <token>" on every call when not empty.
-    std::string admin_token;
-    // Deadline of each control call.
-    std::chrono::milliseconds timeout{10000};
-};
 
 class ControlPlane {
   public:

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rpma/client/control_plane.h"
+#include "rpma/client/connect_options.h"
 
 namespace rpma::client {
 
