@@ -8,6 +8,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace {
 
@@ -61,20 +62,10 @@ void DefaultFunction(enum rpma_log_level level, const char *file, int line, cons
     }
 }
 
-}  // namespace
-
-namespace rpma::log {
-
-bool Enabled(enum rpma_log_level level) {
-    return level <= thresholds[RPMA_LOG_THRESHOLD].load(std::memory_order_relaxed);
-}
-
-void Write(enum rpma_log_level level, const char *file, int line, const char *function,
-           const char *format, ...) {
+void WriteV(enum rpma_log_level level, const char *file, int line, const char *function,
+            const char *format, va_list args) {
     if (level < RPMA_LOG_LEVEL_FATAL || level > RPMA_LOG_LEVEL_DEBUG || format == nullptr)
         return;
-    va_list args;
-    va_start(args, format);
     rpma_log_function *custom = custom_function.load(std::memory_order_acquire);
     if (custom == nullptr) {
         DefaultFunction(level, file, line, function, format, args);
@@ -85,6 +76,53 @@ void Write(enum rpma_log_level level, const char *file, int line, const char *fu
         if (vsnprintf(message, sizeof(message), format, args) >= 0)
             custom(level, file, line, function, "%s", message);
     }
+}
+
+}  // namespace
+
+namespace rpma::log {
+
+bool Enabled(enum rpma_log_level level) {
+    return level <= thresholds[RPMA_LOG_THRESHOLD].load(std::memory_order_relaxed);
+}
+
+void Write(enum rpma_log_level level, const char *file, int line, const char *function,
+           const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    WriteV(level, file, line, function, format, args);
+    va_end(args);
+}
+
+bool RateLimit::Admit(Clock::time_point now, uint64_t *suppressed) {
+    std::lock_guard lock(mu_);
+    *suppressed = 0;
+    if (!started_ || now - interval_start_ >= kInterval) {
+        started_ = true;
+        interval_start_ = now;
+        written_ = 1;
+        *suppressed = std::exchange(suppressed_, 0);
+        return true;
+    }
+    if (written_ < kBurst) {
+        ++written_;
+        return true;
+    }
+    ++suppressed_;
+    return false;
+}
+
+void WriteLimited(RateLimit &limit, RateLimit::Clock::time_point now, enum rpma_log_level level,
+                  const char *file, int line, const char *function, const char *format, ...) {
+    uint64_t suppressed = 0;
+    if (!limit.Admit(now, &suppressed))
+        return;
+    if (suppressed > 0)
+        Write(level, file, line, function, "suppressed %llu similar messages",
+              static_cast<unsigned long long>(suppressed));
+    va_list args;
+    va_start(args, format);
+    WriteV(level, file, line, function, format, args);
     va_end(args);
 }
 

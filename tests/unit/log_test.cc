@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "librpma.h"
+#include "rpma_core/src/log.h"
 
 namespace {
 
@@ -142,6 +144,83 @@ TEST_F(Log, DefaultFunctionWritesToStderrWithinTheAuxThreshold) {
                            "too short: 4 bytes (needs 21)"),
               std::string::npos)
         << written;
+}
+
+// A peer can provoke some messages at will (one per connection it opens):
+// their call sites write a burst, then one line per interval saying how many
+// they withheld, so a flood cannot flood the log.
+using rpma::log::RateLimit;
+
+TEST(LogRateLimit, AdmitsABurstPerIntervalThenCountsWhatItWithholds) {
+    RateLimit limit;
+    const RateLimit::Clock::time_point start{std::chrono::hours(1)};
+    uint64_t suppressed = 99;
+    for (int i = 0; i < RateLimit::kBurst; ++i) {
+        ASSERT_TRUE(limit.Admit(start + std::chrono::milliseconds(i), &suppressed)) << i;
+        EXPECT_EQ(suppressed, 0u);
+    }
+    for (int i = 0; i < 6; ++i)
+        EXPECT_FALSE(limit.Admit(start + std::chrono::milliseconds(100), &suppressed));
+    EXPECT_FALSE(
+        limit.Admit(start + RateLimit::kInterval - std::chrono::nanoseconds(1), &suppressed));
+    // A new interval: its first line carries the count of the withheld.
+    ASSERT_TRUE(limit.Admit(start + RateLimit::kInterval, &suppressed));
+    EXPECT_EQ(suppressed, 7u);
+    for (int i = 1; i < RateLimit::kBurst; ++i) {
+        ASSERT_TRUE(limit.Admit(start + RateLimit::kInterval, &suppressed)) << i;
+        EXPECT_EQ(suppressed, 0u);
+    }
+    EXPECT_FALSE(limit.Admit(start + RateLimit::kInterval, &suppressed));
+}
+
+TEST_F(Log, RateLimitedCallSiteWritesABurstAndOtherSitesTheirOwn) {
+    ASSERT_EQ(rpma_log_set_function(Capture), 0);
+    for (int i = 0; i < 100; ++i) {
+        RPMA_LOG_ERROR_RATELIMITED("peer %d misbehaved", i);
+        RPMA_LOG_ERROR_RATELIMITED("peer %d misbehaved elsewhere", i);
+    }
+    ASSERT_EQ(captured.size(), 2u * RateLimit::kBurst);
+    for (int i = 0; i < RateLimit::kBurst; ++i) {
+        EXPECT_EQ(captured[2 * i].message, "peer " + std::to_string(i) + " misbehaved");
+        EXPECT_EQ(captured[2 * i + 1].message,
+                  "peer " + std::to_string(i) + " misbehaved elsewhere");
+        EXPECT_NE(captured[2 * i].line, captured[2 * i + 1].line);
+    }
+    EXPECT_EQ(captured[0].level, RPMA_LOG_LEVEL_ERROR);
+    EXPECT_NE(captured[0].file.find("log_test.cc"), std::string::npos) << captured[0].file;
+}
+
+TEST_F(Log, RateLimitedSiteReportsTheSuppressedCountBeforeItsNextLine) {
+    ASSERT_EQ(rpma_log_set_function(Capture), 0);
+    RateLimit limit;
+    const RateLimit::Clock::time_point start{std::chrono::hours(1)};
+    for (int i = 0; i < RateLimit::kBurst + 3; ++i)
+        rpma::log::WriteLimited(limit, start, RPMA_LOG_LEVEL_WARNING, "peer.cc", 7, "Read",
+                                "peer %d", i);
+    ASSERT_EQ(captured.size(), static_cast<size_t>(RateLimit::kBurst));
+    captured.clear();
+    rpma::log::WriteLimited(limit, start + RateLimit::kInterval, RPMA_LOG_LEVEL_WARNING, "peer.cc",
+                            7, "Read", "peer %d", 99);
+    ASSERT_EQ(captured.size(), 2u);
+    EXPECT_EQ(captured[0].message, "suppressed 3 similar messages");
+    EXPECT_EQ(captured[0].level, RPMA_LOG_LEVEL_WARNING);
+    EXPECT_EQ(captured[0].file, "peer.cc");
+    EXPECT_EQ(captured[0].line, 7);
+    EXPECT_EQ(captured[1].message, "peer 99");
+}
+
+// A level the threshold turns off costs nothing of the burst.
+TEST_F(Log, RateLimitedSiteBelowTheThresholdUsesNoneOfItsBurst) {
+    ASSERT_EQ(rpma_log_set_function(Capture), 0);
+    ASSERT_EQ(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_ERROR), 0);
+    for (int i = 0; i < 40; ++i) {
+        if (i == 20) {
+            ASSERT_EQ(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_WARNING), 0);
+        }
+        RPMA_LOG_WARNING_RATELIMITED("peer %d", i);
+    }
+    ASSERT_EQ(captured.size(), static_cast<size_t>(RateLimit::kBurst));
+    EXPECT_EQ(captured[0].message, "peer 20");
 }
 
 }  // namespace
