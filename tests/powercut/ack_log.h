@@ -9,12 +9,30 @@
 #ifndef TESTS_POWERCUT_ACK_LOG_H
 #define TESTS_POWERCUT_ACK_LOG_H
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "rpma/client/status.h"
 
 namespace powercut {
+
+struct AckedRecord {
+    uint64_t seq = 0;
+    uint32_t cycle = 0;
+};
+
+struct RegionChange {
+    enum Kind { kCreateSent, kCreated, kDeleteSent, kDeleted };
+    Kind kind = kCreateSent;
+    std::string name;
+    uint64_t size = 0;  // creates only
+};
+
+struct AckLogContents {
+    std::vector<AckedRecord> records;
+    std::vector<RegionChange> changes;
+};
 
 class AckLog {
   public:
@@ -24,18 +42,22 @@ class AckLog {
     AckLog &operator=(AckLog &&) = delete;
     ~AckLog();
 
-    // Writes `line` and a newline and waits until they are on disk.
-    rpma::client::Status Append(const std::string &line);
+    // Each writes its line and waits until it is on disk.
+    rpma::client::Status Append(const AckedRecord &record);
+    rpma::client::Status Append(const RegionChange &change);
 
   private:
     AckLog(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+    rpma::client::Status AppendLine(const std::string &line);
+
     int fd_;
     std::string path_;
 };
 
-// The complete lines of `path` split into fields (a missing file has none;
-// a last line without its newline is not complete and is left out).
-rpma::client::Result<std::vector<std::vector<std::string>>> ReadAckLog(const std::string &path);
+// The events of `path` in order (a missing file has none). A last line
+// without its newline was not complete and is left out; any other line
+// that is not one of the above is an error naming it.
+rpma::client::Result<AckLogContents> ReadAckLog(const std::string &path);
 
 }  // namespace powercut
 

@@ -60,38 +60,56 @@ std::string TempPath(const std::string &name) {
     return std::string(dir ? dir : "/tmp") + "/" + name;
 }
 
-TEST(AckLog, AppendedLinesReadBackAsFields) {
+TEST(AckLog, AppendedEventsReadBackInOrder) {
     std::string path = TempPath("appended.log");
     std::remove(path.c_str());
     {
         auto log = AckLog::Open(path);
         ASSERT_TRUE(log.ok()) << log.status().ToString();
-        ASSERT_TRUE(log->Append("R 1 1").ok());
-        ASSERT_TRUE(log->Append("C+ churn-c1-0 1048576").ok());
+        ASSERT_TRUE(log->Append(AckedRecord{1, 1}).ok());
+        ASSERT_TRUE(log->Append(RegionChange{RegionChange::kCreateSent, "c-0", 1048576}).ok());
+        ASSERT_TRUE(log->Append(RegionChange{RegionChange::kDeleted, "c-0", 0}).ok());
     }
     auto reopened = AckLog::Open(path);  // appends, never truncates
     ASSERT_TRUE(reopened.ok());
-    ASSERT_TRUE(reopened->Append("R 2 1").ok());
-    auto lines = ReadAckLog(path);
-    ASSERT_TRUE(lines.ok());
-    std::vector<std::vector<std::string>> expected = {
-        {"R", "1", "1"}, {"C+", "churn-c1-0", "1048576"}, {"R", "2", "1"}};
-    EXPECT_EQ(*lines, expected);
+    ASSERT_TRUE(reopened->Append(AckedRecord{2, 3}).ok());
+
+    auto contents = ReadAckLog(path);
+    ASSERT_TRUE(contents.ok()) << contents.status().ToString();
+    ASSERT_EQ(contents->records.size(), 2u);
+    EXPECT_EQ(contents->records[0].seq, 1u);
+    EXPECT_EQ(contents->records[1].seq, 2u);
+    EXPECT_EQ(contents->records[1].cycle, 3u);
+    ASSERT_EQ(contents->changes.size(), 2u);
+    EXPECT_EQ(contents->changes[0].kind, RegionChange::kCreateSent);
+    EXPECT_EQ(contents->changes[0].name, "c-0");
+    EXPECT_EQ(contents->changes[0].size, 1048576u);
+    EXPECT_EQ(contents->changes[1].kind, RegionChange::kDeleted);
 }
 
 TEST(AckLog, LineWithoutNewlineIsNotComplete) {
     std::string path = TempPath("torn.log");
     std::ofstream(path) << "R 1 1\nR 2";
-    auto lines = ReadAckLog(path);
-    ASSERT_TRUE(lines.ok());
-    ASSERT_EQ(lines->size(), 1u);
-    EXPECT_EQ((*lines)[0][1], "1");
+    auto contents = ReadAckLog(path);
+    ASSERT_TRUE(contents.ok());
+    ASSERT_EQ(contents->records.size(), 1u);
+    EXPECT_EQ(contents->records[0].seq, 1u);
 }
 
-TEST(AckLog, MissingFileHasNoLines) {
-    auto lines = ReadAckLog(TempPath("never-written.log"));
-    ASSERT_TRUE(lines.ok());
-    EXPECT_TRUE(lines->empty());
+TEST(AckLog, MalformedLineIsAnErrorNamingIt) {
+    std::string path = TempPath("malformed.log");
+    std::ofstream(path) << "R 1 1\nR x 1\n";
+    auto contents = ReadAckLog(path);
+    ASSERT_FALSE(contents.ok());
+    EXPECT_NE(contents.status().message().find("malformed.log:2"), std::string::npos)
+        << contents.status().message();
+}
+
+TEST(AckLog, MissingFileHasNoEvents) {
+    auto contents = ReadAckLog(TempPath("never-written.log"));
+    ASSERT_TRUE(contents.ok());
+    EXPECT_TRUE(contents->records.empty());
+    EXPECT_TRUE(contents->changes.empty());
 }
 
 TEST(AckLog, OpenInMissingDirectorySaysWhich) {

@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
     CLI::App app{"powercut_writer: writes, cuts and checks for the power-cut harness"};
     app.require_subcommand(1);
     powercut::WriteOptions write;
-    std::string records_size = "16";
+    uint64_t records_mib = 16;
     int timeout_s = 120;
 
     CLI::App *wait = app.add_subcommand("wait", "Wait until rpmad answers");
@@ -87,13 +87,13 @@ int main(int argc, char **argv) {
     cycle->add_option("--seed", write.seed, "seed of the churn and of the cut's moment");
     cycle->add_flag("--no-persist", write.no_persist,
                     "write without persisting (the harness must then lose records)");
-    cycle->add_option("--records-region-mib", records_size, "size of the records region");
+    cycle->add_option("--records-region-mib", records_mib, "size of the records region");
     CLI11_PARSE(app, argc, argv);
 
     if (wait->parsed())
         return WaitForDaemon(write.endpoints.control, timeout_s);
     if (verify->parsed())
         return powercut::VerifyAfterCut(write.endpoints, write.state_dir, write.cycle);
-    write.records_region_size = std::stoull(records_size) << 20;
+    write.records_region_size = records_mib << 20;
     return powercut::RunWriteCycle(write);
 }

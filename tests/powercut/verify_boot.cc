@@ -76,22 +76,23 @@ int VerifyAfterCut(const Endpoints &endpoints, const std::string &state_dir, uin
         complain("rpmad reports " + std::to_string(stats.unhealthy_regions()) +
                  " damaged region(s)");
 
-    auto record_lines = ReadAckLog(RecordsLog(state_dir));
-    auto churn_lines = ReadAckLog(ChurnLog(state_dir, cycle));
-    if (!record_lines.ok() || !churn_lines.ok()) {
-        printf("VERIFY cycle=%u FAIL: %s%s\n", cycle, record_lines.status().ToString().c_str(),
-               churn_lines.status().ToString().c_str());
-        return 1;
+    auto records_log = ReadAckLog(RecordsLog(state_dir));
+    auto churn_log = ReadAckLog(ChurnLog(state_dir, cycle));
+    for (const Status &s : {records_log.status(), churn_log.status()}) {
+        if (!s.ok()) {
+            printf("VERIFY cycle=%u FAIL: %s\n", cycle, s.ToString().c_str());
+            return 1;
+        }
     }
     std::map<std::string, ChurnEvents> churn;
-    for (const auto &line : *churn_lines) {
-        ChurnEvents &e = churn[line.at(1)];
-        if (line[0] == "C+" || line[0] == "C")
-            e.size = std::stoull(line.at(2));
-        e.create_sent |= line[0] == "C+";
-        e.created |= line[0] == "C";
-        e.delete_sent |= line[0] == "D+";
-        e.deleted |= line[0] == "D";
+    for (const RegionChange &c : churn_log->changes) {
+        ChurnEvents &e = churn[c.name];
+        if (c.kind == RegionChange::kCreateSent || c.kind == RegionChange::kCreated)
+            e.size = c.size;
+        e.create_sent |= c.kind == RegionChange::kCreateSent;
+        e.created |= c.kind == RegionChange::kCreated;
+        e.delete_sent |= c.kind == RegionChange::kDeleteSent;
+        e.deleted |= c.kind == RegionChange::kDeleted;
     }
 
     // Every listed region: healthy, known, of its size, readable end to end.
@@ -122,12 +123,10 @@ int VerifyAfterCut(const Endpoints &endpoints, const std::string &state_dir, uin
 
     // Every acknowledged record, intact.
     uint64_t acknowledged = 0, verified = 0, lost = 0;
-    for (const auto &line : *record_lines) {
-        if (line.size() != 3 || line[0] != "R")
-            continue;
+    for (const AckedRecord &r : records_log->records) {
         acknowledged++;
-        uint64_t seq = std::stoull(line[1]);
-        uint32_t written_in = static_cast<uint32_t>(std::stoul(line[2]));
+        uint64_t seq = r.seq;
+        uint32_t written_in = r.cycle;
         SlotState state = SlotState::kEmpty;
         if ((seq + 1) * kRecordSize <= records.size())
             state = CheckRecord(std::span<const std::byte, kRecordSize>(

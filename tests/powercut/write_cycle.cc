@@ -42,13 +42,12 @@ struct CutState {
 
 // The next sequence number: one past the highest acknowledged so far.
 rpma::client::Result<uint64_t> NextSeq(const std::string &state_dir) {
-    auto lines = ReadAckLog(RecordsLog(state_dir));
-    if (!lines.ok())
-        return lines.status();
+    auto log = ReadAckLog(RecordsLog(state_dir));
+    if (!log.ok())
+        return log.status();
     uint64_t next = 0;
-    for (const auto &line : *lines)
-        if (line.size() == 3 && line[0] == "R")
-            next = std::max<uint64_t>(next, std::stoull(line[1]) + 1);
+    for (const AckedRecord &r : log->records)
+        next = std::max(next, r.seq + 1);
     return next;
 }
 
@@ -73,9 +72,9 @@ Status Churn(const WriteOptions &options, CutState &state, AckLog &log, int *cre
                                ? "churn-c" + std::to_string(options.cycle) + "-" + std::to_string(i)
                                : live.front();
         uint64_t size = (1 + rng() % 8) << 20;
-        Status logged = create ? log.Append("C+ " + name + " " + std::to_string(size))
-                               : log.Append("D+ " + name);
-        if (!logged.ok())
+        RegionChange change{create ? RegionChange::kCreateSent : RegionChange::kDeleteSent, name,
+                            create ? size : 0};
+        if (Status logged = log.Append(change); !logged.ok())
             return logged;
         Clock::time_point start = Clock::now();
         {
@@ -114,9 +113,8 @@ Status Churn(const WriteOptions &options, CutState &state, AckLog &log, int *cre
             live.pop_front();
             (*deletes)++;
         }
-        Status acked =
-            create ? log.Append("C " + name + " " + std::to_string(size)) : log.Append("D " + name);
-        if (!acked.ok())
+        change.kind = create ? RegionChange::kCreated : RegionChange::kDeleted;
+        if (Status acked = log.Append(change); !acked.ok())
             return acked;
     }
 }
@@ -203,9 +201,7 @@ int RunWriteCycle(const WriteOptions &options) {
                                        : (*region)->WritePersist(seq * kRecordSize, record);
         if (!write_end.ok())
             break;
-        if (Status s = records_log->Append("R " + std::to_string(seq) + " " +
-                                           std::to_string(options.cycle));
-            !s.ok()) {
+        if (Status s = records_log->Append(AckedRecord{seq, options.cycle}); !s.ok()) {
             write_end = s;
             break;
         }
