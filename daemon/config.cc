@@ -176,7 +176,8 @@ StatusOr<std::string> ReadAdminTokenFile(const std::string &path) {
 
 // One entry per key of the file, in the file's order; the parser, the
 // validation's line numbers and RedactedYaml all walk this one table.
-using FieldRef = std::variant<std::string *, bool *, uint32_t *, uint64_t *, Persistence *>;
+using FieldRef = std::variant<std::string *, bool *, uint32_t *, uint64_t *, Persistence *,
+                              std::vector<DevdaxRegionConfig> *>;
 struct Key {
     std::string_view path;  // dotted: section.subsection.name
     FieldRef (*field)(Config &);
@@ -198,6 +199,7 @@ const Key kKeys[] = {
     {"data.persistence", [](Config &c) -> FieldRef { return &c.persistence; }, kPersistenceNames},
     {"storage.pool_dir", [](Config &c) -> FieldRef { return &c.pool_dir; }},
     {"storage.capacity", [](Config &c) -> FieldRef { return &c.capacity; }},
+    {"storage.devdax_regions", [](Config &c) -> FieldRef { return &c.devdax_regions; }},
     {"limits.max_regions", [](Config &c) -> FieldRef { return &c.max_regions; }},
     {"limits.max_region_size", [](Config &c) -> FieldRef { return &c.max_region_size; }},
     {"limits.max_sessions", [](Config &c) -> FieldRef { return &c.max_sessions; }},
@@ -343,6 +345,28 @@ Status CheckListenAddresses(const Config &config, const Locator &where) {
     return Status();
 }
 
+Status CheckDevdaxRegions(const std::vector<DevdaxRegionConfig> &regions) {
+    constexpr std::string_view kKey = "storage.devdax_regions";
+    for (size_t i = 0; i < regions.size(); ++i) {
+        const DevdaxRegionConfig &region = regions[i];
+        const std::string entry = std::string(kKey) + "[" + std::to_string(i) + "]";
+        if (region.name.empty())
+            return Invalid(entry + ".name: missing; every devdax region needs a name");
+        if (region.path.empty() || region.path[0] != '/') {
+            return Invalid(entry + ".path: " + Quoted(region.path) +
+                           " is not an absolute path; give the device, e.g. /dev/dax0.0");
+        }
+        for (size_t j = 0; j < i; ++j) {
+            if (regions[j].name == region.name) {
+                return Invalid(entry + ".name: " + Quoted(region.name) + " is also the name of " +
+                               std::string(kKey) + "[" + std::to_string(j) +
+                               "]; give each region its own");
+            }
+        }
+    }
+    return Status();
+}
+
 // Every rule of ValidateConfig; `where` adds the file and line when known.
 Status CheckConfig(const Config &config, const Locator &where) {
     if (Status s = CheckListenAddresses(config, where); !s.ok())
@@ -362,6 +386,9 @@ Status CheckConfig(const Config &config, const Locator &where) {
                                 " is not an absolute path; give one, or leave it empty for the "
                                 "default (" +
                                 DefaultPoolDir() + ")"));
+    }
+    if (Status s = CheckDevdaxRegions(config.devdax_regions); !s.ok()) {
+        return where.At("storage.devdax_regions", s);
     }
     const struct {
         uint64_t value, minimum;
@@ -511,6 +538,57 @@ class ConfigReader {
             // Checked against kPersistenceNames above, which lists the enum in order.
             auto found = std::find(key.choices.begin(), key.choices.end(), value.Scalar());
             **persistence = static_cast<Persistence>(found - key.choices.begin());
+        } else if (auto *regions = std::get_if<std::vector<DevdaxRegionConfig> *>(&field)) {
+            return ReadDevdaxRegions(value, path, line, *regions);
+        }
+        return Status();
+    }
+
+    // A list of {name, path, offset, size}; what the values mean is
+    // CheckDevdaxRegions' and the region store's to judge.
+    Status ReadDevdaxRegions(const YAML::Node &value, const std::string &path, int line,
+                             std::vector<DevdaxRegionConfig> *regions) {
+        static constexpr std::string_view kFields[] = {"name", "path", "offset", "size"};
+        regions->clear();
+        if (value.IsNull())
+            return Status();
+        if (!value.IsSequence()) {
+            return Expected(line, path, "a list of regions, each {name, path, offset, size}",
+                            value);
+        }
+        for (const YAML::Node &item : value) {
+            const std::string entry = path + "[" + std::to_string(regions->size()) + "]";
+            if (!item.IsMap()) {
+                return Expected(LineOf(item), entry, "a mapping of name, path, offset, size", item);
+            }
+            DevdaxRegionConfig region;
+            for (const auto &field : item) {
+                const YAML::Node name = field.first;
+                const YAML::Node text = field.second;
+                const std::string key = entry + "." + (name.IsScalar() ? name.Scalar() : "?");
+                const int at = LineOf(name);
+                if (!name.IsScalar() || std::find(std::begin(kFields), std::end(kFields),
+                                                  name.Scalar()) == std::end(kFields)) {
+                    return Error(at, key + ": unknown key" +
+                                         DidYouMean(name.IsScalar() ? name.Scalar() : "", kFields) +
+                                         "; a devdax region has name, path, offset and size");
+                }
+                if (!text.IsScalar())
+                    return Expected(at, key, "a single value", text);
+                if (!IsUtf8(text.Scalar()))
+                    return Error(at, key + ": not valid UTF-8; rpmad.yaml must be UTF-8 text");
+                if (name.Scalar() == "name") {
+                    region.name = text.Scalar();
+                } else if (name.Scalar() == "path") {
+                    region.path = text.Scalar();
+                } else {
+                    StatusOr<uint64_t> bytes = ParseSize(text.Scalar());
+                    if (!bytes.ok())
+                        return Error(at, key + ": " + bytes.status().message());
+                    (name.Scalar() == "offset" ? region.offset : region.size) = *bytes;
+                }
+            }
+            regions->push_back(std::move(region));
         }
         return Status();
     }
@@ -531,6 +609,15 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
     return parts;
 }
 
+void EmitSize(YAML::Emitter &out, uint64_t bytes) {
+    std::string formatted = FormatSize(bytes);
+    if (AllDigits(formatted)) {
+        out << formatted;
+    } else {
+        out << YAML::DoubleQuoted << formatted;
+    }
+}
+
 void EmitValue(YAML::Emitter &out, const Key &key, Config &config) {
     FieldRef field = key.field(config);
     if (auto *text = std::get_if<std::string *>(&field)) {
@@ -543,14 +630,25 @@ void EmitValue(YAML::Emitter &out, const Key &key, Config &config) {
     } else if (auto *count = std::get_if<uint32_t *>(&field)) {
         out << **count;
     } else if (auto *size = std::get_if<uint64_t *>(&field)) {
-        std::string formatted = FormatSize(**size);
-        if (AllDigits(formatted)) {
-            out << formatted;
-        } else {
-            out << YAML::DoubleQuoted << formatted;
-        }
+        EmitSize(out, **size);
     } else if (auto *persistence = std::get_if<Persistence *>(&field)) {
         out << std::string(PersistenceName(**persistence));
+    } else if (auto *regions = std::get_if<std::vector<DevdaxRegionConfig> *>(&field)) {
+        if ((*regions)->empty())
+            out << YAML::Flow;
+        out << YAML::BeginSeq;
+        for (const DevdaxRegionConfig &region : **regions) {
+            out << YAML::BeginMap;
+            out << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << region.name;
+            out << YAML::Key << "path" << YAML::Value << YAML::DoubleQuoted << region.path;
+            for (auto [name, bytes] : {std::pair<const char *, uint64_t>{"offset", region.offset},
+                                       {"size", region.size}}) {
+                out << YAML::Key << name << YAML::Value;
+                EmitSize(out, bytes);
+            }
+            out << YAML::EndMap;
+        }
+        out << YAML::EndSeq;
     }
 }
 

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "daemon/status.h"
 
@@ -34,6 +35,18 @@ struct TlsConfig {
 // the daemon pick APM where the medium and provider allow it, else GPSPM.
 enum class Persistence { kAuto, kApm, kGpspm };
 
+// A region on device DAX (storage.devdax_regions): a whole /dev/daxX.Y or a
+// range of it. Configured rather than created: rpmad maps it at start and
+// refuses to delete it (see region_store.h).
+struct DevdaxRegionConfig {
+    std::string name;     // a region name, unique among all regions
+    std::string path;     // the device-DAX character device, /dev/daxX.Y
+    uint64_t offset = 0;  // bytes into the device; a multiple of its alignment
+    uint64_t size = 0;    // bytes, a multiple of its alignment; 0 = to the end
+
+    bool operator==(const DevdaxRegionConfig &) const = default;
+};
+
 struct Config {
     std::string control_listen = "127.0.0.1:7300";
     std::string admin_token;  // resolved: from admin_token or read from admin_token_file
@@ -44,6 +57,7 @@ struct Config {
     Persistence persistence = Persistence::kAuto;
     std::string pool_dir;   // resolved absolute path after DefaultConfig()/LoadConfigFile
     uint64_t capacity = 0;  // bytes; 0 = limited only by the filesystem
+    std::vector<DevdaxRegionConfig> devdax_regions;
     uint32_t max_regions = 1024;
     uint64_t max_region_size = 64ull << 30;
     uint32_t max_sessions = 256;
@@ -111,7 +125,10 @@ StatusOr<Config> LoadConfigFile(const std::string &path);
 
 // Every rule a Config must satisfy before the daemon starts: listen syntax,
 // choices, limits, TLS cert and key both or neither and readable,
-// require_client_cert with client_ca_file, admin_token xor admin_token_file.
+// require_client_cert with client_ca_file, admin_token xor admin_token_file,
+// devdax regions with a name (each its own) and an absolute path. Whether a
+// devdax path is a device-DAX device, and the range fits it, is the region
+// store's to find out when it maps the device.
 Status ValidateConfig(const Config &config);
 
 // The effective config as YAML in the file's layout; a set admin_token shows

@@ -64,7 +64,7 @@ TEST_F(ConfigTest, ShippedFileDocumentsEveryKey) {
     CollectKeys(YAML::LoadFile("config/rpmad.yaml"), "", &shipped);
     CollectKeys(YAML::Load(RedactedYaml(DefaultConfig())), "", &known);
     EXPECT_EQ(shipped, known);
-    EXPECT_EQ(known.size(), 18u);
+    EXPECT_EQ(known.size(), 19u);
 }
 
 TEST_F(ConfigTest, EmptyTextAndEmptySectionsKeepDefaults) {
@@ -502,6 +502,75 @@ TEST(RedactedYamlTest, ChoicesAreWrittenBareAndRoundTrip) {
     StatusOr<Config> reparsed = ParseConfig(yaml, "redacted");
     ASSERT_TRUE(reparsed.ok()) << reparsed.status().message();
     EXPECT_EQ(*reparsed, config);
+}
+
+// ---- storage.devdax_regions --------------------------------------------------
+
+TEST_F(ConfigTest, DevdaxRegionsAreParsedWithTheirDefaults) {
+    StatusOr<Config> config = ParseConfig(
+        "storage:\n"
+        "  devdax_regions:\n"
+        "    - {name: journal, path: /dev/dax0.0, size: 1GiB}\n"
+        "    - name: tables\n"
+        "      path: /dev/dax0.0\n"
+        "      offset: \"1GiB\"\n"
+        "    - {name: whole, path: /dev/dax1.0}\n",
+        "rpmad.yaml");
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    const std::vector<DevdaxRegionConfig> expected = {
+        {"journal", "/dev/dax0.0", 0, 1ull << 30},
+        {"tables", "/dev/dax0.0", 1ull << 30, 0},
+        {"whole", "/dev/dax1.0", 0, 0},
+    };
+    EXPECT_EQ(config->devdax_regions, expected);
+    StatusOr<Config> none = ParseConfig("storage:\n  devdax_regions:\n", "rpmad.yaml");
+    ASSERT_TRUE(none.ok()) << none.status().message();
+    EXPECT_TRUE(none->devdax_regions.empty());
+}
+
+TEST_F(ConfigTest, BadDevdaxRegionsNameTheEntryAndTheFix) {
+    EXPECT_THAT(ErrorFor("storage:\n  devdax_regions: /dev/dax0.0\n"),
+                StartsWith("rpmad.yaml:2: storage.devdax_regions: expected a list of regions, "
+                           "each {name, path, offset, size}, got \"/dev/dax0.0\""));
+    EXPECT_THAT(ErrorFor("storage:\n  devdax_regions:\n    - /dev/dax0.0\n"),
+                StartsWith("rpmad.yaml:3: storage.devdax_regions[0]: expected a mapping"));
+    EXPECT_THAT(
+        ErrorFor("storage:\n  devdax_regions:\n    - {name: a, path: /dev/dax0.0, sise: 4KiB}\n"),
+        AllOf(StartsWith("rpmad.yaml:3: storage.devdax_regions[0].sise: unknown key; did you "
+                         "mean \"size\"?"),
+              HasSubstr("name, path, offset and size")));
+    EXPECT_THAT(
+        ErrorFor("storage:\n  devdax_regions:\n    - {name: a, path: /dev/dax0.0, size: 1GB}\n"),
+        StartsWith("rpmad.yaml:3: storage.devdax_regions[0].size: \"1GB\" is ambiguous"));
+    EXPECT_THAT(ErrorFor("storage:\n  devdax_regions:\n    - {path: /dev/dax0.0}\n"),
+                AllOf(StartsWith("rpmad.yaml:2: storage.devdax_regions[0].name: missing"),
+                      HasSubstr("needs a name")));
+    EXPECT_THAT(ErrorFor("storage:\n  devdax_regions:\n    - {name: a, path: dax0.0}\n"),
+                AllOf(HasSubstr("storage.devdax_regions[0].path: \"dax0.0\" is not an absolute "
+                                "path"),
+                      HasSubstr("/dev/dax0.0")));
+    EXPECT_THAT(ErrorFor("storage:\n  devdax_regions:\n"
+                         "    - {name: a, path: /dev/dax0.0, size: 2MiB}\n"
+                         "    - {name: a, path: /dev/dax0.0, offset: 2MiB}\n"),
+                HasSubstr("storage.devdax_regions[1].name: \"a\" is also the name of "
+                          "storage.devdax_regions[0]; give each region its own"));
+    Config config = DefaultConfig();
+    config.devdax_regions = {{"a", "relative", 0, 0}};
+    EXPECT_THAT(ValidateConfig(config).message(),
+                HasSubstr("storage.devdax_regions[0].path: \"relative\" is not an absolute path"));
+}
+
+TEST(RedactedYamlTest, DevdaxRegionsRoundTrip) {
+    Config config = DefaultConfig();
+    config.devdax_regions = {{"journal", "/dev/dax0.0", 0, 1ull << 30},
+                             {"tables", "/dev/dax0.0", 1ull << 30, 12345 * 4096}};
+    std::string yaml = RedactedYaml(config);
+    EXPECT_THAT(yaml, HasSubstr("name: \"journal\""));
+    EXPECT_THAT(yaml, HasSubstr("offset: \"1GiB\""));
+    StatusOr<Config> reparsed = ParseConfig(yaml, "redacted");
+    ASSERT_TRUE(reparsed.ok()) << reparsed.status().message() << "\n" << yaml;
+    EXPECT_EQ(*reparsed, config);
+    EXPECT_THAT(RedactedYaml(DefaultConfig()), HasSubstr("devdax_regions: []"));
 }
 
 TEST(RedactedYamlTest, DefaultConfigRoundTrips) {
