@@ -41,6 +41,8 @@ void ToProto(const RegionView &view, v1::Region *out) {
     out->set_id(view.info.id);
     out->set_created_unix_seconds(view.info.created_unix);
     out->set_granularity(view.info.granularity);
+    out->set_persist_method(view.info.persist_method);
+    out->set_backing(view.info.backing);
     out->set_healthy(view.info.healthy);
     out->set_problem(view.info.problem);
     out->set_open_sessions(static_cast<uint32_t>(view.open_sessions));

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -38,6 +39,22 @@ Status Unmappable(const RegionMetadata &metadata, const char *step) {
 }
 
 }  // namespace
+
+const char *PersistMethodName(Granularity g) {
+    switch (g) {
+        case Granularity::kByte:
+            return "fence";
+        case Granularity::kCacheLine:
+            return "cpu-flush";
+        case Granularity::kPage:
+            break;
+    }
+    return "msync";
+}
+
+const char *BackingName(Backing backing) {
+    return backing == Backing::kDeviceDax ? "devdax" : "file";
+}
 
 const char *GranularityName(Granularity g) {
     switch (g) {
@@ -81,6 +98,14 @@ StatusOr<std::shared_ptr<Region>> Region::Map(int fd, RegionMetadata metadata) {
     pmem2_map *map = nullptr;
     int ret = pmem2_config_set_required_store_granularity(config, PMEM2_GRANULARITY_PAGE);
     const char *step = "pmem2_config_set_required_store_granularity";
+    if (ret == 0 && metadata.backing == Backing::kDeviceDax) {
+        // A file region is the whole file; a device region is its range.
+        ret = pmem2_config_set_offset(config, metadata.offset);
+        if (ret == 0) {
+            ret = pmem2_config_set_length(config, metadata.size);
+        }
+        step = "pmem2_config_set_offset";
+    }
     if (ret == 0) {
         ret = pmem2_map_new(&map, config, source);
         step = "pmem2_map_new";
@@ -124,6 +149,72 @@ StatusOr<std::shared_ptr<Region>> Region::Open(RegionMetadata metadata) {
                           " bytes but the catalog says " + std::to_string(metadata.size) +
                           " (truncated or resized outside rpmad); restore the file or delete "
                           "the region");
+    }
+    StatusOr<std::shared_ptr<Region>> region = Map(fd, std::move(metadata));
+    close(fd);
+    return region;
+}
+
+StatusOr<std::shared_ptr<Region>> Region::OpenDeviceDax(RegionMetadata metadata) {
+    const std::string &path = metadata.path;
+    const std::string fix =
+        "; storage.devdax_regions takes device-DAX character devices "
+        "(/dev/daxX.Y, see `daxctl list`)";
+    int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        Status status = ErrnoStatus(errno, "cannot open device " + path);
+        return Status(StatusCode::kFailedPrecondition, status.message() + fix);
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+        close(fd);
+        return Status(StatusCode::kFailedPrecondition,
+                      path + " is not a device-DAX device (not a character device)" + fix +
+                          "; keep file regions in the pool directory (storage.pool_dir, on an "
+                          "fsdax mount for DAX)");
+    }
+    pmem2_source *source = nullptr;
+    if (int ret = pmem2_source_from_fd(&source, fd); ret != 0) {
+        close(fd);
+        std::string why =
+            ret == PMEM2_E_INVALID_FILE_TYPE
+                ? path + " is a character device but not device DAX"
+                : "cannot use " + path + " (pmem2_source_from_fd): " + pmem2_errormsg();
+        return Status(StatusCode::kFailedPrecondition, why + fix);
+    }
+    size_t device_size = 0;
+    size_t alignment = 0;
+    int ret = pmem2_source_size(source, &device_size);
+    if (ret == 0) {
+        ret = pmem2_source_alignment(source, &alignment);
+    }
+    pmem2_source_delete(&source);
+    if (ret != 0) {
+        close(fd);
+        return Status(StatusCode::kFailedPrecondition,
+                      "cannot read the size and alignment of " + path + ": " + pmem2_errormsg());
+    }
+    alignment = std::max<size_t>(alignment, 1);
+    const uint64_t offset = metadata.offset;
+    std::string bad_range;
+    if (offset % alignment != 0 || metadata.size % alignment != 0) {
+        bad_range = "offset " + std::to_string(offset) + " and size " +
+                    std::to_string(metadata.size) +
+                    " must be multiples of the device's alignment " + std::to_string(alignment);
+    } else if (offset >= device_size || metadata.size > device_size - offset) {
+        bad_range = "offset " + std::to_string(offset) + " and size " +
+                    std::to_string(metadata.size) + " do not fit the device's " +
+                    std::to_string(device_size) + " bytes";
+    }
+    if (!bad_range.empty()) {
+        close(fd);
+        return Status(StatusCode::kFailedPrecondition,
+                      "region \"" + metadata.name + "\" on " + path + ": " + bad_range +
+                          "; fix its offset and size in storage.devdax_regions (size 0 = to the "
+                          "end of the device)");
+    }
+    if (metadata.size == 0) {
+        metadata.size = device_size - offset;
     }
     StatusOr<std::shared_ptr<Region>> region = Map(fd, std::move(metadata));
     close(fd);

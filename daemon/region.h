@@ -1,7 +1,8 @@
-// One persistent-memory region: a file of the pool mapped with libpmem2.
-// Clients write into the mapping remotely (rpmad registers bytes() with
-// rpma); the daemon makes ranges durable with Persist(), pmem2's persist
-// function for the medium (cache flushes on DAX, msync on ordinary files).
+// One persistent-memory region: a file of the pool, or a range of a
+// device-DAX character device, mapped with libpmem2. Clients write into the
+// mapping remotely (rpmad registers bytes() with rpma); the daemon makes
+// ranges durable with Persist(), pmem2's persist function for the medium
+// (cache flushes on DAX, msync on ordinary files).
 #ifndef DAEMON_REGION_H
 #define DAEMON_REGION_H
 
@@ -24,6 +25,20 @@ namespace rpmad {
 enum class Granularity { kByte, kCacheLine, kPage };
 const char *GranularityName(Granularity g);  // "byte", "cache-line", "page"
 
+// How a range of the region is made durable, which follows from the
+// granularity: "msync" (page: write the page cache back), "cpu-flush"
+// (cache line: write the CPU cache lines back, then a fence) or "fence"
+// (byte: the CPU caches are in the persistence domain, eADR). rpma_core's
+// tcp provider flushes cache lines on every DAX mapping, eADR too.
+const char *PersistMethodName(Granularity g);
+
+// What holds a region's bytes.
+enum class Backing {
+    kPoolFile,   // <pool_dir>/regions/<name>.pmem, created and deleted by rpmad
+    kDeviceDax,  // a range of /dev/daxX.Y, configured (storage.devdax_regions)
+};
+const char *BackingName(Backing backing);  // "file", "devdax"
+
 // A region name is also a file name: [A-Za-z0-9][A-Za-z0-9._-]{0,63}.
 // INVALID_ARGUMENT with that rule in the message otherwise.
 Status ValidateRegionName(std::string_view name);
@@ -31,10 +46,12 @@ Status ValidateRegionName(std::string_view name);
 // What the catalog knows of a region.
 struct RegionMetadata {
     std::string name;
-    std::string path;  // the file, <pool_dir>/regions/<name>.pmem
+    std::string path;  // the file, <pool_dir>/regions/<name>.pmem, or the device
     uint64_t size = 0;
     uint64_t id = 0;
     int64_t created_unix = 0;
+    Backing backing = Backing::kPoolFile;
+    uint64_t offset = 0;  // where the region starts in the device (kDeviceDax)
 };
 
 // Owned by shared_ptr: whoever still holds one (a session with the mapping
@@ -52,6 +69,14 @@ class Region {
     // the message says which.
     static StatusOr<std::shared_ptr<Region>> Open(RegionMetadata metadata);
 
+    // Maps [metadata.offset, metadata.offset + metadata.size) of the
+    // device-DAX character device metadata.path; size 0 maps to the end of
+    // the device (size() then says how much). FAILED_PRECONDITION, naming
+    // the path and the fix, when the path is not a device-DAX device, the
+    // range is not aligned to the device's alignment or does not fit it, or
+    // pmem2 cannot map it.
+    static StatusOr<std::shared_ptr<Region>> OpenDeviceDax(RegionMetadata metadata);
+
     ~Region();
     Region(const Region &) = delete;
     Region &operator=(const Region &) = delete;
@@ -63,6 +88,8 @@ class Region {
     uint64_t id() const { return metadata_.id; }
     int64_t created_unix() const { return metadata_.created_unix; }
     Granularity granularity() const { return granularity_; }
+    Backing backing() const { return metadata_.backing; }
+    uint64_t offset() const { return metadata_.offset; }
     std::span<std::byte> bytes() const { return bytes_; }
 
     // Makes [offset, offset + length) durable. INVALID_ARGUMENT when the

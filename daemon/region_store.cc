@@ -57,6 +57,22 @@ bool IsPlainFileName(const std::string &file_name) {
     return !file_name.empty() && file_name[0] != '.' && file_name.find('/') == std::string::npos;
 }
 
+// A device-DAX region's id: the same while its configuration is, so that a
+// restart does not look like a re-created region, and new when it changes
+// (FNV-1a over the path, offset and size).
+uint64_t DeviceDaxId(const RegionMetadata &device) {
+    uint64_t hash = 0xcbf29ce484222325ull;
+    auto mix = [&hash](std::string_view bytes) {
+        for (char c : bytes) {
+            hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+        }
+    };
+    mix(device.path);
+    mix(std::string_view("\0", 1));
+    mix(std::to_string(device.offset) + "+" + std::to_string(device.size));
+    return hash != 0 ? hash : 1;
+}
+
 uint64_t RandomId() {
     std::random_device device;
     uint64_t id = 0;
@@ -68,8 +84,9 @@ uint64_t RandomId() {
 
 }  // namespace
 
-RegionStore::RegionStore(RegionStoreOptions options, int lock_fd)
-    : options_(std::move(options)), lock_fd_(lock_fd) {}
+RegionStore::RegionStore(RegionStoreOptions options, std::vector<RegionMetadata> device_dax,
+                         int lock_fd)
+    : options_(std::move(options)), device_dax_(std::move(device_dax)), lock_fd_(lock_fd) {}
 
 RegionStore::~RegionStore() {
     // Unmap before giving up the pool, so the next owner finds it idle.
@@ -77,7 +94,8 @@ RegionStore::~RegionStore() {
     close(lock_fd_);
 }
 
-StatusOr<std::unique_ptr<RegionStore>> RegionStore::Open(const RegionStoreOptions &options) {
+StatusOr<std::unique_ptr<RegionStore>> RegionStore::Open(const RegionStoreOptions &options,
+                                                         std::vector<RegionMetadata> device_dax) {
     if (options.pool_dir.empty()) {
         return Status(StatusCode::kInvalidArgument, "the pool directory is not set");
     }
@@ -111,7 +129,7 @@ StatusOr<std::unique_ptr<RegionStore>> RegionStore::Open(const RegionStoreOption
         }
         return ErrnoStatus(err, "cannot lock " + lock_path);
     }
-    std::unique_ptr<RegionStore> store(new RegionStore(options, lock_fd));
+    std::unique_ptr<RegionStore> store(new RegionStore(options, std::move(device_dax), lock_fd));
     const std::string regions_dir = store->regions_dir();
     if (mkdir(regions_dir.c_str(), 0700) != 0 && errno != EEXIST) {
         return ErrnoStatus(errno, "cannot create directory " + regions_dir);
@@ -226,6 +244,60 @@ Status RegionStore::LoadRegions() {
         }
     }
     RemoveLeftovers(*names);
+    return AttachDeviceDax();
+}
+
+Status RegionStore::AttachDeviceDax() {
+    for (const RegionMetadata &configured : device_dax_) {
+        const std::string &name = configured.name;
+        if (Status valid = ValidateRegionName(name); !valid.ok()) {
+            return Status(StatusCode::kInvalidArgument,
+                          "storage.devdax_regions: " + valid.message());
+        }
+        if (auto it = slots_.find(name); it != slots_.end()) {
+            return Status(StatusCode::kFailedPrecondition,
+                          "storage.devdax_regions: region \"" + name + "\" on " + configured.path +
+                              " has the name of " +
+                              (it->second.device.empty() ? "a region of the pool"
+                                                         : "another device-DAX region") +
+                              "; give it another name");
+        }
+        Slot slot;
+        slot.entry.name = name;
+        slot.entry.size = configured.size;
+        slot.entry.id = DeviceDaxId(configured);
+        slot.device = configured.path;
+        RegionMetadata metadata = configured;
+        metadata.id = slot.entry.id;
+        metadata.created_unix = 0;
+        metadata.backing = Backing::kDeviceDax;
+        StatusOr<std::shared_ptr<Region>> region = Region::OpenDeviceDax(std::move(metadata));
+        if (region.ok()) {
+            slot.entry.size = (*region)->size();
+            slot.region = std::move(*region);
+        } else {
+            slot.problem = region.status().message();
+        }
+        slots_.emplace(name, std::move(slot));
+    }
+    // Two regions on overlapping ranges of one device would write over
+    // each other.
+    for (const auto &[name, slot] : slots_) {
+        for (const auto &[other_name, other] : slots_) {
+            if (name >= other_name || slot.region == nullptr || other.region == nullptr ||
+                slot.device.empty() || slot.device != other.device) {
+                continue;
+            }
+            const Region &a = *slot.region;
+            const Region &b = *other.region;
+            if (a.offset() < b.offset() + b.size() && b.offset() < a.offset() + a.size()) {
+                return Status(StatusCode::kFailedPrecondition,
+                              "storage.devdax_regions: regions \"" + name + "\" and \"" +
+                                  other_name + "\" overlap on " + slot.device +
+                                  "; give them separate ranges (offset, size)");
+            }
+        }
+    }
     return Status();
 }
 
@@ -282,7 +354,7 @@ void RegionStore::AdoptUnlisted(const std::vector<std::string> &names) {
                 notes_.push_back("adopted " + path + " as region \"" + entry.name +
                                  "\" with a new id: the recovered catalog did not list it (it "
                                  "may be the last region created before the damage)");
-                slots_[entry.name] = Slot{entry, std::move(*region), ""};
+                slots_[entry.name] = Slot{entry, std::move(*region), "", ""};
                 continue;
             }
             why = region.status().message();
@@ -336,7 +408,9 @@ Catalog RegionStore::CatalogOf(const std::map<std::string, Slot> &slots) const {
     Catalog catalog;
     catalog.generation = generation_ + 1;
     for (const auto &[name, slot] : slots) {
-        catalog.entries.push_back(slot.entry);
+        if (slot.device.empty()) {  // device-DAX regions are configured, not cataloged
+            catalog.entries.push_back(slot.entry);
+        }
     }
     return catalog;
 }
@@ -399,7 +473,9 @@ StatusOr<std::shared_ptr<Region>> RegionStore::AllocateAndMap(int fd, const std:
 uint64_t RegionStore::UsedBytesLocked() const {
     uint64_t used = 0;
     for (const auto &[name, slot] : slots_) {
-        used += slot.entry.size;
+        if (slot.device.empty()) {
+            used += slot.entry.size;
+        }
     }
     return used;
 }
@@ -460,7 +536,7 @@ StatusOr<std::shared_ptr<Region>> RegionStore::Create(const std::string &name, u
         return region;
     }
     std::map<std::string, Slot> slots = slots_;
-    slots[name] = Slot{entry, *region, ""};
+    slots[name] = Slot{entry, *region, "", ""};
     status = CommitWith(&slots);
     if (!status.ok()) {
         unlink(path.c_str());
@@ -488,6 +564,12 @@ Status RegionStore::Delete(const std::string &name) {
     auto it = slots_.find(name);
     if (it == slots_.end()) {
         return Status(StatusCode::kNotFound, "no region named \"" + name + "\"");
+    }
+    if (!it->second.device.empty()) {
+        return Status(StatusCode::kFailedPrecondition,
+                      "region \"" + name + "\" is on device DAX (" + it->second.device +
+                          "), configured in storage.devdax_regions: it cannot be deleted; remove "
+                          "it from rpmad's configuration and restart rpmad");
     }
     const std::string file_name = it->second.entry.file_name;
     std::map<std::string, Slot> slots = slots_;
@@ -524,10 +606,12 @@ std::vector<RegionInfo> RegionStore::List() const {
         info.size = slot.entry.size;
         info.id = slot.entry.id;
         info.created_unix = slot.entry.created_unix;
-        info.path = FilePath(slot.entry.file_name);
+        info.path = slot.device.empty() ? FilePath(slot.entry.file_name) : slot.device;
+        info.backing = BackingName(slot.device.empty() ? Backing::kPoolFile : Backing::kDeviceDax);
         info.healthy = slot.region != nullptr;
         if (info.healthy) {
             info.granularity = GranularityName(slot.region->granularity());
+            info.persist_method = PersistMethodName(slot.region->granularity());
         }
         info.problem = slot.problem;
         infos.push_back(std::move(info));

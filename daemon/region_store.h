@@ -24,10 +24,18 @@
 //   adopted is renamed to *.pmem.unadopted and left alone), never removed.
 //   It may also still list the last region deleted (then unhealthy:
 //   missing, or back if its file was not yet unlinked).
+// - a device-DAX region (RegionStoreOptions::device_dax) that cannot be
+//   mapped is unhealthy the same way.
 // - a damaged catalog and no valid previous one: Open fails with
 //   FAILED_PRECONDITION naming the files and what to do.
 // - no catalog at all but region files present: Open fails the same way
 //   (the catalog was lost; an empty one would orphan every region).
+//
+// Device-DAX regions (a /dev/daxX.Y or a range of it) are configured, not
+// created: the catalog does not list them, Open maps them after the pool's
+// regions, and Delete refuses them. A device has no files to crash between,
+// so they add nothing to the catalog's crash safety; and a region of the
+// pool with the same name fails Open, since one name cannot mean both.
 #ifndef DAEMON_REGION_STORE_H
 #define DAEMON_REGION_STORE_H
 
@@ -50,7 +58,9 @@ struct RegionInfo {
     uint64_t id = 0;
     int64_t created_unix = 0;
     std::string path;
-    std::string granularity;  // GranularityName(); empty when unhealthy
+    std::string granularity;     // GranularityName(); empty when unhealthy
+    std::string persist_method;  // PersistMethodName(); empty when unhealthy
+    std::string backing;         // BackingName()
     bool healthy = false;
     std::string problem;  // why it is unhealthy
 };
@@ -74,7 +84,15 @@ class RegionStore {
     // FAILED_PRECONDITION when another rpmad holds the pool or the catalog
     // cannot be trusted; PERMISSION_DENIED when the pool directory cannot be
     // written.
-    static StatusOr<std::unique_ptr<RegionStore>> Open(const RegionStoreOptions &options);
+    //
+    // `device_dax`: the regions on device DAX (storage.devdax_regions), each
+    // with its name, path (/dev/daxX.Y), offset and size (0 = to the end of
+    // the device); the store fills in the rest. FAILED_PRECONDITION when one
+    // has the name of another region or overlaps another on its device;
+    // INVALID_ARGUMENT for a bad name; one that cannot be mapped is
+    // unhealthy, with why.
+    static StatusOr<std::unique_ptr<RegionStore>> Open(const RegionStoreOptions &options,
+                                                       std::vector<RegionMetadata> device_dax = {});
 
     ~RegionStore();
     RegionStore(const RegionStore &) = delete;
@@ -92,6 +110,7 @@ class RegionStore {
 
     // NOT_FOUND. Commits the catalog, then unlinks the file; unhealthy
     // regions too. Holders of the Region keep a valid mapping.
+    // FAILED_PRECONDITION for a device-DAX region (it is configured).
     Status Delete(const std::string &name);
 
     std::vector<RegionInfo> List() const;  // sorted by name
@@ -100,18 +119,19 @@ class RegionStore {
     // sentence each.
     std::vector<std::string> problems() const;
 
-    uint64_t used_bytes() const;  // sum of the catalog's region sizes
+    uint64_t used_bytes() const;  // sum of the pool's region sizes (not device DAX)
     size_t region_count() const;  // unhealthy regions included
     const std::string &pool_dir() const { return options_.pool_dir; }
 
   private:
     struct Slot {
-        CatalogEntry entry;
+        CatalogEntry entry;              // of a device-DAX region: name, size, id; no file
         std::shared_ptr<Region> region;  // null when unhealthy
         std::string problem;
+        std::string device;  // the device of a device-DAX region, else empty
     };
 
-    RegionStore(RegionStoreOptions options, int lock_fd);
+    RegionStore(RegionStoreOptions options, std::vector<RegionMetadata> device_dax, int lock_fd);
 
     std::string regions_dir() const;
     std::string FilePath(const std::string &file_name) const;
@@ -120,6 +140,7 @@ class RegionStore {
     bool IsListedLocked(const std::string &file_name) const;
     void AdoptUnlisted(const std::vector<std::string> &names);
     void RemoveLeftovers(const std::vector<std::string> &names);
+    Status AttachDeviceDax();
     Status CommitWith(std::map<std::string, Slot> *slots);
     Catalog CatalogOf(const std::map<std::string, Slot> &slots) const;
     StatusOr<std::shared_ptr<Region>> MakeRegionFile(const RegionMetadata &metadata);
@@ -129,6 +150,7 @@ class RegionStore {
     uint64_t UnusedIdLocked() const;
 
     const RegionStoreOptions options_;
+    const std::vector<RegionMetadata> device_dax_;
     const int lock_fd_;
 
     mutable std::mutex mu_;

@@ -4,11 +4,13 @@
 // while the rest of the pool serves.
 #include "daemon/region_store.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -107,6 +109,42 @@ TEST_F(RegionStoreTest, CreateGetListDeleteRoundTrip) {
     EXPECT_EQ(store->region_count(), 1u);
     EXPECT_EQ(store->used_bytes(), kPage);
     EXPECT_EQ(RegionFiles(pool()), std::vector<std::string>{"a.pmem"});
+}
+
+TEST_F(RegionStoreTest, APageCacheRegionIsHonestAboutPageGranularity) {
+    // TEST_TMPDIR is an ordinary filesystem: no MAP_SYNC, so a store is
+    // durable only once its page is written back.
+    auto store = OpenOrDie(options_);
+    ASSERT_NE(store, nullptr);
+    StatusOr<std::shared_ptr<Region>> region = store->Create("r", kPage);
+    ASSERT_TRUE(region.ok()) << region.status().message();
+    EXPECT_EQ((*region)->granularity(), Granularity::kPage);
+    EXPECT_EQ((*region)->backing(), Backing::kPoolFile);
+    std::vector<RegionInfo> list = store->List();
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_EQ(list[0].granularity, "page");
+    EXPECT_EQ(list[0].persist_method, "msync");
+    EXPECT_EQ(list[0].backing, "file");
+}
+
+TEST_F(RegionStoreTest, ARegionOnFsdaxIsFlushedFromTheCpuCaches) {
+    // RPMA_TEST_DAX_DIR: a directory on an fsdax mount (the VM tier); here,
+    // without one, the same pool is the page-cache case above.
+    const char *dax_dir = std::getenv("RPMA_TEST_DAX_DIR");
+    if (dax_dir == nullptr) {
+        GTEST_SKIP() << "RPMA_TEST_DAX_DIR is not set (no fsdax mount on this machine)";
+    }
+    options_.pool_dir = std::string(dax_dir) + "/region_store_test_pool";
+    std::filesystem::remove_all(options_.pool_dir);
+    auto store = OpenOrDie(options_);
+    ASSERT_NE(store, nullptr);
+    StatusOr<std::shared_ptr<Region>> region = store->Create("r", kPage);
+    ASSERT_TRUE(region.ok()) << region.status().message();
+    EXPECT_NE((*region)->granularity(), Granularity::kPage);
+    std::vector<RegionInfo> list = store->List();
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_TRUE(list[0].persist_method == "cpu-flush" || list[0].persist_method == "fence")
+        << list[0].persist_method;
 }
 
 TEST_F(RegionStoreTest, PersistedBytesSurviveReopening) {
@@ -524,6 +562,135 @@ TEST_F(FullPoolTest, AReadOnlyPoolRefusesCreateAndOpen) {
     EXPECT_NE(reopened.status().message().find("pool directory " + pool() + " is not writable"),
               std::string::npos)
         << reopened.status().message();
+}
+
+// ---- regions on device DAX ----------------------------------------------------
+
+RegionMetadata DeviceDax(const std::string &name, const std::string &path, uint64_t offset = 0,
+                         uint64_t size = 0) {
+    RegionMetadata metadata;
+    metadata.name = name;
+    metadata.path = path;
+    metadata.offset = offset;
+    metadata.size = size;
+    return metadata;
+}
+
+TEST_F(RegionStoreTest, APathThatIsNotADeviceDaxDeviceIsRefusedClearly) {
+    const std::string file = FreshTestDirectory() + "/not-a-device";
+    WriteFile(file, std::string(kPage, 'x'));
+    StatusOr<std::unique_ptr<RegionStore>> opened =
+        RegionStore::Open(options_, {DeviceDax("file", file), DeviceDax("zero", "/dev/zero"),
+                                     DeviceDax("missing", "/dev/dax-no-such-device")});
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    RegionStore &store = **opened;
+    std::vector<RegionInfo> list = store.List();
+    ASSERT_EQ(list.size(), 3u);
+    for (const RegionInfo &info : list) {
+        EXPECT_FALSE(info.healthy) << info.name;
+        EXPECT_EQ(info.backing, "devdax") << info.name;
+        EXPECT_TRUE(info.persist_method.empty()) << info.name;
+        EXPECT_THAT(info.problem, ::testing::HasSubstr("storage.devdax_regions takes "
+                                                       "device-DAX character devices"));
+    }
+    EXPECT_EQ(list[0].name, "file");
+    EXPECT_EQ(list[0].path, file);
+    EXPECT_THAT(list[0].problem,
+                ::testing::HasSubstr(file + " is not a device-DAX device (not a character "
+                                            "device)"));
+    EXPECT_EQ(list[1].name, "missing");
+    EXPECT_THAT(list[1].problem,
+                ::testing::HasSubstr("cannot open device /dev/dax-no-such-device"));
+    EXPECT_EQ(list[2].name, "zero");
+    EXPECT_THAT(list[2].problem,
+                ::testing::HasSubstr("/dev/zero is a character device but not device DAX"));
+
+    StatusOr<std::shared_ptr<Region>> got = store.Get("zero");
+    EXPECT_EQ(got.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_THAT(got.status().message(), ::testing::HasSubstr("not device DAX"));
+    EXPECT_TRUE(AnyContains(store.problems(), "region \"file\" is unhealthy"))
+        << Joined(store.problems());
+}
+
+TEST_F(RegionStoreTest, DeviceDaxRegionsAreConfiguredNotCreatedOrDeleted) {
+    {
+        StatusOr<std::unique_ptr<RegionStore>> opened =
+            RegionStore::Open(options_, {DeviceDax("dax", "/dev/zero")});
+        ASSERT_TRUE(opened.ok()) << opened.status().message();
+        RegionStore &store = **opened;
+        EXPECT_EQ(store.Create("dax", kPage).status().code(), StatusCode::kAlreadyExists);
+        Status deleted = store.Delete("dax");
+        EXPECT_EQ(deleted.code(), StatusCode::kFailedPrecondition);
+        EXPECT_THAT(deleted.message(),
+                    ::testing::HasSubstr("remove it from rpmad's configuration and restart"));
+        ASSERT_TRUE(store.Create("file", kPage).ok());
+        EXPECT_EQ(store.used_bytes(), kPage);  // a device is not the pool's space
+        EXPECT_EQ(store.region_count(), 2u);
+    }
+    // The catalog never listed it: without the configuration it is gone,
+    // and the pool's own region is intact.
+    auto store = OpenOrDie(options_);
+    ASSERT_NE(store, nullptr);
+    EXPECT_TRUE(store->problems().empty()) << Joined(store->problems());
+    std::vector<RegionInfo> list = store->List();
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_EQ(list[0].name, "file");
+    EXPECT_TRUE(list[0].healthy);
+}
+
+TEST_F(RegionStoreTest, ADeviceDaxRegionCannotTakeTheNameOfAnother) {
+    {
+        auto store = OpenOrDie(options_);
+        ASSERT_NE(store, nullptr);
+        ASSERT_TRUE(store->Create("taken", kPage).ok());
+    }
+    StatusOr<std::unique_ptr<RegionStore>> opened =
+        RegionStore::Open(options_, {DeviceDax("taken", "/dev/zero")});
+    ASSERT_FALSE(opened.ok());
+    EXPECT_EQ(opened.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_THAT(opened.status().message(),
+                ::testing::AllOf(::testing::HasSubstr("storage.devdax_regions: region \"taken\""),
+                                 ::testing::HasSubstr("has the name of a region of the pool")));
+    opened =
+        RegionStore::Open(options_, {DeviceDax("d", "/dev/zero"), DeviceDax("d", "/dev/null")});
+    ASSERT_FALSE(opened.ok());
+    EXPECT_THAT(opened.status().message(), ::testing::HasSubstr("another device-DAX region"));
+    opened = RegionStore::Open(options_, {DeviceDax("no/slash", "/dev/zero")});
+    ASSERT_FALSE(opened.ok());
+    EXPECT_EQ(opened.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(opened.status().message(), ::testing::HasSubstr("storage.devdax_regions: invalid"));
+}
+
+TEST_F(RegionStoreTest, ADeviceDaxRegionIsMappedByteOrCacheLineAndChecksItsRange) {
+    // RPMA_TEST_DEVDAX: a device-DAX device of at least 8 MiB (the VM tier).
+    const char *devdax = std::getenv("RPMA_TEST_DEVDAX");
+    if (devdax == nullptr) {
+        GTEST_SKIP() << "RPMA_TEST_DEVDAX is not set (no device DAX on this machine)";
+    }
+    constexpr uint64_t k2MiB = 2 << 20;
+    StatusOr<std::unique_ptr<RegionStore>> opened = RegionStore::Open(
+        options_, {DeviceDax("head", devdax, 0, k2MiB), DeviceDax("rest", devdax, k2MiB),
+                   DeviceDax("unaligned", devdax, 4096, k2MiB)});
+    ASSERT_TRUE(opened.ok()) << opened.status().message();
+    RegionStore &store = **opened;
+    StatusOr<std::shared_ptr<Region>> head = store.Get("head");
+    ASSERT_TRUE(head.ok()) << head.status().message();
+    EXPECT_EQ((*head)->size(), k2MiB);
+    EXPECT_NE((*head)->granularity(), Granularity::kPage);
+    std::span<std::byte> bytes = (*head)->bytes();
+    std::fill(bytes.begin(), bytes.begin() + kPage, std::byte{0x42});
+    EXPECT_TRUE((*head)->Persist(0, kPage).ok());
+    StatusOr<std::shared_ptr<Region>> rest = store.Get("rest");
+    ASSERT_TRUE(rest.ok()) << rest.status().message();
+    EXPECT_GT((*rest)->size(), 0u);  // to the end of the device
+    StatusOr<std::shared_ptr<Region>> unaligned = store.Get("unaligned");
+    EXPECT_THAT(unaligned.status().message(), ::testing::HasSubstr("multiples of the device's"));
+
+    opened.value().reset();
+    opened = RegionStore::Open(
+        options_, {DeviceDax("a", devdax, 0, 2 * k2MiB), DeviceDax("b", devdax, k2MiB)});
+    ASSERT_FALSE(opened.ok());
+    EXPECT_THAT(opened.status().message(), ::testing::HasSubstr("overlap on"));
 }
 
 }  // namespace
