@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "rpma_core/src/log.h"
@@ -55,6 +56,13 @@ constexpr size_t kDoorbellBatchBytes = size_t{64} << 10;
 constexpr int kDirectReadTimeoutUs = 1000;
 // Largest IBV_SEND_INLINE payload (the QP's max_inline_data).
 constexpr uint32_t kMaxInlineData = 64;
+
+// How often a connection waiting for its peer looks at it: a quarter of the
+// bound, so a silent peer is probed after a quarter and given up on within
+// a quarter after the whole.
+std::chrono::milliseconds PeerLookInterval(std::chrono::milliseconds timeout) {
+    return std::max(std::chrono::milliseconds(1), timeout / 4);
+}
 
 bool IsNakStatus(uint32_t status) {
     switch (status) {
@@ -166,6 +174,13 @@ int Connection::AttachSocket(UniqueFd socket) {
     socklen_t length = sizeof(peer_address_);
     if (getpeername(socket_.Get(), reinterpret_cast<sockaddr *>(&peer_address_), &length) != 0)
         peer_address_.ss_family = AF_UNSPEC;
+    const std::chrono::milliseconds timeout(deps_.request_timeout_ms->load());
+    if (const int err = SetSocketLiveness(socket_.Get(), timeout); err != 0) {
+        // Requests are still bounded; only an idle connection to a host that
+        // vanished goes unnoticed, as on verbs.
+        RPMA_LOG_WARNING("cannot set TCP keepalive on the connection to %s: %s", peer_.c_str(),
+                         strerror(err));
+    }
     socket_blocking_ = false;
     write_shut_down_ = false;
     interest_ = WantedEvents();
@@ -303,7 +318,10 @@ void Connection::FlushOutbound() {
     const OutboundQueue::FlushResult result = out_.Flush(socket_.Get());
     switch (result.status) {
         case OutboundQueue::FlushStatus::kDrained:
+            return;
         case OutboundQueue::FlushStatus::kBlocked:
+            // The peer must read for the rest to go: watch that it does.
+            WatchPeer();
             return;
         case OutboundQueue::FlushStatus::kRevoked:
             RPMA_LOG_ERROR(
@@ -321,7 +339,8 @@ void Connection::FlushOutbound() {
 
 void Connection::PushPendingAck() {
     ack_requested_ = false;
-    if (applied_sequence_ > acknowledged_sequence_) {
+    const bool forced = std::exchange(ack_forced_, false);
+    if (applied_sequence_ > acknowledged_sequence_ || forced) {
         out_.PushAck(applied_sequence_);
         acknowledged_sequence_ = applied_sequence_;
     }
@@ -451,6 +470,8 @@ void Connection::OnDeadline() {
         deadline_scheduled_ = false;
     if (doorbell_pending_ && doorbell_by_ <= now)
         RingDoorbell();
+    if (watching_peer_ && peer_look_at_ <= now)
+        LookAtPeer(now);
     if (Lingering() && lease_until_ <= now) {
         if (std::exchange(lease_renewed_, false)) {
             // A wait ended during the lease: it runs another linger.
@@ -466,7 +487,69 @@ void Connection::OnDeadline() {
         ScheduleDeadline(doorbell_by_);
     if (Lingering())
         ScheduleDeadline(lease_until_);
+    if (watching_peer_)
+        ScheduleDeadline(peer_look_at_);
     UpdateInterest();
+}
+
+void Connection::StartWatchingPeer() {
+    watch_timeout_ms_ = deps_.request_timeout_ms->load(std::memory_order_relaxed);
+    if (watch_timeout_ms_ <= 0 || !socket_.Valid() || !IsLive())
+        return;
+    watching_peer_ = true;
+    const ProgressEngine::Clock::time_point now = ProgressEngine::Clock::now();
+    peer_watch_.Start(socket_.Get(), now);
+    peer_look_at_ = now + PeerLookInterval(std::chrono::milliseconds(watch_timeout_ms_));
+    ScheduleDeadline(peer_look_at_);
+}
+
+void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
+    // Waiting for the peer: for answers to our requests, or for it to read
+    // what we have queued for it.
+    const bool waiting_for_peer = !sq_.Empty() || !out_.Empty();
+    // Holding the peer's message for want of a receive: it waits for us.
+    const bool holding_message = in_.phase == Inbound::Phase::kWaitingForReceive;
+    if (!IsLive() || !socket_.Valid() || (!waiting_for_peer && !holding_message)) {
+        watching_peer_ = false;  // the next wait for the peer starts afresh
+        return;
+    }
+    const std::chrono::milliseconds timeout(watch_timeout_ms_);
+    peer_look_at_ = now + PeerLookInterval(timeout);
+    if (!waiting_for_peer) {
+        peer_watch_.Start(socket_.Get(), now);
+    } else {
+        switch (peer_watch_.Check(socket_.Get(), !out_.Empty(), now, timeout)) {
+            case PeerWatch::Verdict::kAlive:
+                break;
+            case PeerWatch::Verdict::kProbe:
+                // An answer owed for anything (an unsignaled request is
+                // acknowledged lazily) or a repeated ACK: either shows life.
+                if (!sq_.Empty()) {
+                    OutboundMessage ask;
+                    ask.header.opcode = wire::Opcode::kAckRequest;
+                    out_.Push(std::move(ask));
+                }
+                break;
+            case PeerWatch::Verdict::kDead:
+                RPMA_LOG_ERROR(
+                    "connection to %s lost: no progress from the peer for %d ms while %s (a "
+                    "stopped process or a vanished host?); the oldest request completes with "
+                    "IBV_WC_RETRY_EXC_ERR (%s sets the bound)",
+                    peer_.c_str(), watch_timeout_ms_,
+                    sq_.Empty() ? "our messages waited for it to read them"
+                                : "requests waited for its answer",
+                    kRequestTimeoutVariable);
+                watching_peer_ = false;
+                Fail(IBV_WC_RETRY_EXC_ERR, /*send_nothing=*/true);
+                return;
+        }
+    }
+    if (holding_message) {
+        // A repeated ACK tells the sender that we live, as an RNR NAK does.
+        ack_requested_ = true;
+        ack_forced_ = true;
+    }
+    AfterProgress();
 }
 
 void Connection::RingDoorbell() {
@@ -1145,7 +1228,10 @@ void Connection::OnHeader() {
         case wire::Opcode::kAckRequest:
             if (!IsLive())
                 return ProtocolError("unexpected ACK_REQUEST");
-            ack_requested_ = true;  // everything before it was applied
+            // Everything before it was applied; answered even when nothing
+            // is new, as the peer may be asking whether we live.
+            ack_requested_ = true;
+            ack_forced_ = true;
             return;
         default:
             if (header.flags & wire::kCarriesAck) {
@@ -1266,7 +1352,9 @@ bool Connection::AcquireReceive() {
     }
     // Receiver not ready: leave the message in the socket (the peer's sends
     // back up behind it) until a receive is posted or the RNR bound expires.
+    // Meanwhile the looks at the peer tell it that we live.
     in_.phase = Inbound::Phase::kWaitingForReceive;
+    WatchPeer();
     if (timer_purpose_ != TimerPurpose::kReceiverNotReady)
         ArmTimer(TimerPurpose::kReceiverNotReady, deps_.rnr_timeout_ms->load());
     return false;
@@ -1618,6 +1706,7 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
         unrequested_acks_ = 0;
     if (request_ack && !wr.is_read)
         message.header.flags |= wire::kAckRequested;
+    WatchPeer();
     const bool may_wait_for_doorbell =
         !request_ack && !wr.is_read && wr.local_error == IBV_WC_SUCCESS;
     const bool nothing_in_flight = sq_.Empty();
@@ -1672,7 +1761,7 @@ void Connection::Enqueue(OutboundMessage &&message) {
 }
 
 bool Connection::SendAckAtOnce() {
-    if (applied_sequence_ <= acknowledged_sequence_) {
+    if (applied_sequence_ <= acknowledged_sequence_ && !ack_forced_) {
         ack_requested_ = false;
         return true;  // nothing to acknowledge
     }
@@ -1682,6 +1771,7 @@ bool Connection::SendAckAtOnce() {
     if (sent <= 0)
         return false;  // queued instead; the queue's flush reports a failure
     ack_requested_ = false;
+    ack_forced_ = false;
     acknowledged_sequence_ = applied_sequence_;
     if (static_cast<size_t>(sent) < encoded.size()) {
         out_.PushAck(applied_sequence_);
@@ -1748,6 +1838,7 @@ bool Connection::SendAtOnce(OutboundMessage &message) {
     if (ack) {
         acknowledged_sequence_ = applied_sequence_;
         ack_requested_ = false;
+        ack_forced_ = false;
     }
     if (sent == static_cast<ssize_t>(length))
         return true;
@@ -1981,6 +2072,7 @@ void Connection::CloseNow() {
         timer_.Reset();
     }
     timer_purpose_ = TimerPurpose::kNone;
+    watching_peer_ = false;
     stage_begin_ = stage_end_ = 0;
     in_.destination.clear();
     in_.atomic_target = {};

@@ -23,6 +23,16 @@
 // Acknowledgements: the target acknowledges requests that ask for it
 // (wire::kAckRequested: signaled WRs, or every half send queue) at once,
 // and otherwise lets the cumulative ACK ride along with its next message.
+// An ACK_REQUEST is always answered, with a repeated ACK when nothing new
+// was applied: it is also how a silent peer is asked whether it lives.
+//
+// Liveness (tcp_liveness.h): while a connection waits for its peer, the
+// progress thread looks at it every quarter of the bound (a deadline, armed
+// by the first post after a quiet spell, never per request): it probes a
+// quiet peer, and breaks the connection (IBV_WC_RETRY_EXC_ERR, then
+// flushes, then RPMA_CONN_LOST) when the peer made no progress for the
+// whole bound. A target holding a message for want of a receive sends a
+// repeated ACK at each look instead, so that its peer knows it lives.
 // Inbound bytes are read through a stage (one recv for a header and a small
 // payload, or several messages); large payloads go straight to memory.
 //
@@ -52,6 +62,7 @@
 #include <vector>
 
 #include "rpma_core/src/provider/provider.h"
+#include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 #include "rpma_core/src/provider/tcp/tcp_outbound_queue.h"
@@ -89,6 +100,9 @@ struct ConnectionDeps {
     const std::atomic<int> *reply_timeout_ms;
     // Device::SetInlineLinger.
     const std::atomic<int> *inline_linger_us;
+    // How long a connection waiting for its peer bears its silence before
+    // it breaks (tcp_liveness.h); 0: forever.
+    const std::atomic<int> *request_timeout_ms = &RequestTimeoutMs();
 };
 
 struct QueuePairBinding {
@@ -252,6 +266,14 @@ class Connection final : public EventHandler,
     void PushPendingAck();
     // Sends what posts left queued for the next doorbell.
     void RingDoorbell();
+    // Liveness: begins the looks at the peer unless they run (or are off).
+    void WatchPeer() {
+        if (!watching_peer_) [[unlikely]]
+            StartWatchingPeer();
+    }
+    void StartWatchingPeer();
+    // One look, on the progress thread: probe, heartbeat, or break.
+    void LookAtPeer(ProgressEngine::Clock::time_point now);
     // The linger after the last inline wait is running.
     bool Lingering() const { return mute_lease_ && inline_waiters_ == 0; }
     void EndInlineWaitLocked(bool *muted);
@@ -396,6 +418,12 @@ class Connection final : public EventHandler,
     std::vector<uint8_t> connect_private_data_;
     std::vector<uint8_t> request_private_data_;
     sockaddr_storage peer_address_{};  // AF_UNSPEC until a socket is attached
+    // Liveness: looks at the peer run (LookAtPeer at peer_look_at_), with
+    // the bound read when they began.
+    bool watching_peer_ = false;
+    int watch_timeout_ms_ = 0;
+    ProgressEngine::Clock::time_point peer_look_at_;
+    PeerWatch peer_watch_;
     std::weak_ptr<RequestQueue> requests_;
     bool request_failed_ = false;
     uint32_t peer_send_queue_depth_ = 1;  // ClampPeerDepth of the handshake's
@@ -417,6 +445,9 @@ class Connection final : public EventHandler,
     uint64_t acknowledged_sequence_ = 0;
     // Target: an applied request asked for an acknowledgement.
     bool ack_requested_ = false;
+    // Target: the peer sent an ACK_REQUEST; the ACK goes even if it
+    // repeats the last one.
+    bool ack_forced_ = false;
     // Initiator: requests posted since the last one that asked for one.
     uint32_t unrequested_acks_ = 0;
     // Since the socket was last read, a request was posted while none was
