@@ -1,9 +1,6 @@
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 
 #include <cerrno>
-#include <cinttypes>
-#include <cstdio>
-#include <cstdlib>
 
 #include "rpma_core/src/log.h"
 
@@ -13,34 +10,6 @@ namespace {
 constexpr int kSupportedAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
                                  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
                                  IBV_ACCESS_HUGETLB;
-
-// Whether [addr, addr + length) may hold pages a msync writes back: true
-// unless /proc/self/maps shows the whole range in private mappings (and
-// when in doubt).
-bool RangeNeedsWriteBack(uintptr_t addr, size_t length) {
-    FILE *maps = fopen("/proc/self/maps", "re");
-    if (maps == nullptr)
-        return true;
-    const uintptr_t end = addr + length;
-    uintptr_t covered = addr;  // [addr, covered) is known to be private
-    bool needs = false;
-    char *line = nullptr;
-    size_t capacity = 0;
-    while (!needs && covered < end && getline(&line, &capacity, maps) > 0) {
-        uintptr_t lo = 0, hi = 0;
-        char perms[5] = {};
-        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s", &lo, &hi, perms) != 3)
-            continue;
-        if (hi <= covered || lo >= end)
-            continue;
-        if (lo > covered || perms[3] != 'p')
-            needs = true;  // a hole, or a shared mapping
-        covered = hi;
-    }
-    free(line);
-    fclose(maps);
-    return needs || covered < end;
-}
 
 }  // namespace
 
@@ -96,14 +65,18 @@ int MemoryTable::Register(void *addr, size_t length, int access, uint64_t pd_id,
         return EINVAL;
     }
 
-    const bool needs_write_back = RangeNeedsWriteBack(reinterpret_cast<uintptr_t>(addr), length);
+    // Decided once here, so that a persistent flush only applies it.
+    PersistPlan persist_plan = PersistPlan::ForRange(addr, length);
     std::lock_guard lock(mu_);
     uint32_t key;
     do {
         key = static_cast<uint32_t>(key_generator_());
     } while (key == 0 || regions_.count(key) != 0);
-    auto entry = std::make_shared<Region>(static_cast<uint8_t *>(addr), length,
-                                          access & kSupportedAccess, key, pd_id, needs_write_back);
+    auto entry =
+        std::make_shared<Region>(static_cast<uint8_t *>(addr), length, access & kSupportedAccess,
+                                 key, pd_id, std::move(persist_plan));
+    RPMA_LOG_DEBUG("registered %p+%zu (rkey %#x): a persistent flush persists by %s", addr, length,
+                   key, entry->persist_plan().Describe().c_str());
     regions_.emplace(key, entry);
     *region = std::move(entry);
     return 0;

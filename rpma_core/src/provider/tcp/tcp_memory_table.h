@@ -15,6 +15,7 @@
 #include <infiniband/verbs.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,19 +25,20 @@
 #include <vector>
 
 #include "rpma_core/src/provider/tcp/tcp_containers.h"
+#include "rpma_core/src/provider/tcp/tcp_persist.h"
 
 namespace rpma::provider::tcp {
 
 class Region : public std::enable_shared_from_this<Region> {
   public:
     Region(uint8_t *addr, size_t length, int access, uint32_t key, uint64_t pd_id,
-           bool needs_write_back = true)
+           PersistPlan persist_plan)
         : addr_(addr),
           length_(length),
           access_(access),
           key_(key),
           pd_id_(pd_id),
-          needs_write_back_(needs_write_back) {}
+          persist_plan_(std::move(persist_plan)) {}
 
     uint8_t *Addr() const { return addr_; }
     size_t Length() const { return length_; }
@@ -45,10 +47,22 @@ class Region : public std::enable_shared_from_this<Region> {
     bool Revoked() const { return revoked_.load(); }
     uint64_t PdId() const { return pd_id_; }
     // False when every page was in a private mapping at registration
-    // (anonymous memory, MAP_PRIVATE files): msync has nothing to write back
-    // there, so a persistent flush skips it. Shared mappings (files, DAX,
-    // shared memory) are msync'ed.
-    bool NeedsWriteBack() const { return needs_write_back_; }
+    // (anonymous memory, MAP_PRIVATE files): a persistent flush has nothing
+    // to write back there. Shared mappings are msync'ed or, on DAX, flushed
+    // from the CPU caches (tcp_persist.h).
+    bool NeedsWriteBack() const { return persist_plan_.HasWork(); }
+    const PersistPlan &persist_plan() const { return persist_plan_; }
+
+    // Makes [addr, addr + length), inside the region, durable by the method
+    // chosen at registration. 0, EFAULT when the region was deregistered, or
+    // msync's errno.
+    int Persist(const uint8_t *addr, size_t length) const {
+        if (length == 0)
+            return 0;
+        if (Revoked())
+            return EFAULT;
+        return persist_plan_.Persist(addr, length);
+    }
 
     // Overflow-safe: [addr, addr + length) lies inside the region.
     bool Contains(uint64_t addr, uint64_t length) const;
@@ -61,7 +75,7 @@ class Region : public std::enable_shared_from_this<Region> {
     const int access_;
     const uint32_t key_;
     const uint64_t pd_id_;
-    const bool needs_write_back_;
+    const PersistPlan persist_plan_;
     std::atomic<bool> revoked_{false};
 };
 
