@@ -75,6 +75,41 @@ int rpma_ext_conn_req_move_to_peer(struct rpma_conn_req *req, struct rpma_peer *
  */
 int rpma_ext_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sockaddr_storage *addr);
 
+/*
+ * rpma_ext_cq_wait_timeout -- rpma_cq_wait() that gives up after timeout_ms
+ * milliseconds.
+ *
+ * An application that must notice a peer that stopped answering waits with a
+ * deadline. Polling the CQ's fd (rpma_cq_get_fd()) with poll(2) gives it one
+ * but leaves all the work to the provider's progress thread; this call waits
+ * as rpma_cq_wait() does (the tcp provider reads the connection's socket in
+ * the waiting thread, so the completion needs no hand-off between threads)
+ * and returns when an event came or the time is up, whichever is first. The
+ * tcp provider may overrun timeout_ms by a millisecond or two; verbs waits
+ * in poll(2) on the CQ's channel, then takes the event.
+ *
+ * On success the event is acknowledged and the notification re-armed, as by
+ * rpma_cq_wait(): collect every available completion with rpma_cq_get_wc()
+ * before waiting again; an event may come with no completion left to
+ * collect. With timeout_ms >= 0 the wait is bounded whether or not the CQ's
+ * fd is non-blocking, and 0 only takes an event that is already there; a
+ * negative timeout_ms waits exactly as rpma_cq_wait() does. One thread
+ * waits on a CQ at a time.
+ *
+ * Returns: 0 on success, a negative error code otherwise.
+ * Errors:
+ *   RPMA_E_INVAL          - cq is NULL
+ *   RPMA_E_PROVIDER       - re-arming the CQ notification failed
+ *   RPMA_E_NO_COMPLETION  - no completion event came within timeout_ms (or
+ *                           a signal cut the wait short); wait again
+ *   RPMA_E_SHARED_CHANNEL - the CQ uses a shared completion channel; use
+ *                           rpma_conn_wait()
+ *   RPMA_E_UNKNOWN        - the event came from another CQ than cq (the
+ *                           channel is cq's own, so this points to memory
+ *                           corruption)
+ */
+int rpma_ext_cq_wait_timeout(struct rpma_cq *cq, int timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

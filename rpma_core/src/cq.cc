@@ -33,10 +33,14 @@ int NewCq(provider::Device &device, int capacity, provider::CompletionChannel &c
     return 0;
 }
 
-int WaitForCqEvent(provider::CompletionChannel &channel, provider::CompletionQueue **fired) {
-    int err = channel.GetAckedEvent(fired);
+int WaitForCqEvent(provider::CompletionChannel &channel, int timeout_ms,
+                   provider::CompletionQueue **fired) {
+    int err = timeout_ms < 0 ? channel.GetAckedEvent(fired)
+                             : channel.GetAckedEventWithin(fired, timeout_ms);
     if (err != 0) {
-        if (err != EAGAIN)
+        // Nothing fired (non-blocking fd, the time is up, a signal): not a
+        // failure.
+        if (err != EAGAIN && err != ETIMEDOUT && err != EINTR)
             RPMA_LOG_ERROR("waiting for a completion event failed: %s", strerror(err));
         return RPMA_E_NO_COMPLETION;
     }
@@ -57,17 +61,25 @@ int rpma_cq_get_fd(const struct rpma_cq *cq, int *fd) {
     return 0;
 }
 
-int rpma_cq_wait(struct rpma_cq *cq) {
-    if (cq == nullptr)
-        return RPMA_E_INVAL;
-    if (cq->shared_channel)
+namespace rpma {
+
+int WaitForOwnCqEvent(rpma_cq &cq, int timeout_ms) {
+    if (cq.shared_channel)
         return RPMA_E_SHARED_CHANNEL;
-    rpma::provider::CompletionQueue *fired = nullptr;
-    int ret = rpma::WaitForCqEvent(*cq->channel, &fired);
+    provider::CompletionQueue *fired = nullptr;
+    int ret = WaitForCqEvent(*cq.channel, timeout_ms, &fired);
     if (ret != 0)
         return ret;
     // The channel is this CQ's own, so nothing else can have fired.
-    return fired == cq->queue.get() ? 0 : RPMA_E_UNKNOWN;
+    return fired == cq.queue.get() ? 0 : RPMA_E_UNKNOWN;
+}
+
+}  // namespace rpma
+
+int rpma_cq_wait(struct rpma_cq *cq) {
+    if (cq == nullptr)
+        return RPMA_E_INVAL;
+    return rpma::WaitForOwnCqEvent(*cq, /*timeout_ms=*/-1);
 }
 
 int rpma_cq_get_wc(struct rpma_cq *cq, int num_entries, struct ibv_wc *wc, int *num_entries_got) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "rpma_core/src/conn_req.h"
+#include "rpma_core/src/cq.h"
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/peer.h"
 
@@ -60,4 +61,10 @@ int rpma_ext_conn_req_get_peer_addr(const struct rpma_conn_req *req,
     }
     *addr = address;
     return 0;
+}
+
+int rpma_ext_cq_wait_timeout(struct rpma_cq *cq, int timeout_ms) {
+    if (cq == nullptr)
+        return RPMA_E_INVAL;
+    return rpma::WaitForOwnCqEvent(*cq, timeout_ms < 0 ? -1 : timeout_ms);
 }

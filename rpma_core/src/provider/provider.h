@@ -26,8 +26,10 @@
 #define RPMA_CORE_SRC_PROVIDER_PROVIDER_H
 
 #include <infiniband/verbs.h>
+#include <poll.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,6 +59,19 @@ class CompletionChannel {
         if (err == 0)
             AckEvents(*cq, 1);
         return err;
+    }
+    // GetAckedEvent that gives up after `timeout_ms` (>= 0) with ETIMEDOUT,
+    // whether or not the fd is O_NONBLOCK. This default sleeps in poll(2)
+    // on Fd() first, which is all an ibverbs channel can do; a provider
+    // that makes progress in a waiting thread overrides it.
+    virtual int GetAckedEventWithin(CompletionQueue **cq, int timeout_ms) {
+        pollfd readable{Fd(), POLLIN, 0};
+        const int ready = poll(&readable, 1, timeout_ms);
+        if (ready < 0)
+            return errno;
+        if (ready == 0)
+            return ETIMEDOUT;
+        return GetAckedEvent(cq);
     }
 };
 

@@ -100,7 +100,9 @@ class InlinePoller final : public InlineWatcher {
         }
     }
 
-    int Wait(epoll_event *events, int max) { return epoll_wait(epoll_.Get(), events, max, -1); }
+    int Wait(epoll_event *events, int max, int timeout_ms) {
+        return epoll_wait(epoll_.Get(), events, max, timeout_ms);
+    }
 
   private:
     UniqueFd epoll_;
@@ -141,6 +143,19 @@ int CompletionChannel::GetAckedEvent(provider::CompletionQueue **cq) {
     return 0;
 }
 
+int CompletionChannel::GetAckedEventWithin(provider::CompletionQueue **cq, int timeout_ms) {
+    CompletionQueue *fired = nullptr;
+    if (fired_.Pop(&fired) != 0) {
+        if (timeout_ms == 0)
+            return ETIMEDOUT;
+        // Bounded, so O_NONBLOCK does not matter: nothing to check.
+        if (const int err = WaitInline(&fired, /*checked=*/true, timeout_ms); err != 0)
+            return err;
+    }
+    *cq = fired;
+    return 0;
+}
+
 int CompletionChannel::TakeEvent(CompletionQueue **fired) {
     if (fired_.Pop(fired) == 0)
         return 0;
@@ -149,7 +164,7 @@ int CompletionChannel::TakeEvent(CompletionQueue **fired) {
     const bool seen_blocking = seen_blocking_.load(std::memory_order_relaxed);
     if (!seen_blocking && !StillBlocking())
         return EAGAIN;
-    return WaitInline(fired, /*checked=*/!seen_blocking);
+    return WaitInline(fired, /*checked=*/!seen_blocking, /*timeout_ms=*/-1);
 }
 
 bool CompletionChannel::StillBlocking() {
@@ -158,7 +173,22 @@ bool CompletionChannel::StillBlocking() {
     return blocking;
 }
 
-int CompletionChannel::WaitInline(CompletionQueue **fired, bool checked) {
+int CompletionChannel::WaitInline(CompletionQueue **fired, bool checked, int timeout_ms) {
+    // The deadline is taken when first needed, after a direct read that did
+    // not bring the event: the wait that ends with its first read (the
+    // common one) reads no clock (a clock read costs ~100 ns in some VMs).
+    // The price is that the timeout counts from there, up to one direct
+    // read late.
+    Clock::time_point deadline;
+    bool deadline_set = false;
+    auto remaining = [&]() -> Clock::duration {
+        const Clock::time_point now = Clock::now();
+        if (!deadline_set) {
+            deadline = now + std::chrono::milliseconds(timeout_ms);
+            deadline_set = true;
+        }
+        return deadline - now;
+    };
     // Reused per thread so a wait allocates nothing once warm. GetEvent is
     // never re-entered by the thread that runs it.
     thread_local std::vector<InlineWait> waits;
@@ -194,6 +224,10 @@ int CompletionChannel::WaitInline(CompletionQueue **fired, bool checked) {
             }
             if (fired_.Pop(fired) == 0)
                 break;
+            if (timeout_ms >= 0 && remaining() <= Clock::duration::zero()) {
+                result = ETIMEDOUT;
+                break;
+            }
             if (read == Connection::DirectRead::kRead) {
                 poller.ForgetSockets();
                 // Not the event yet: ask before the next direct read too.
@@ -238,12 +272,21 @@ int CompletionChannel::WaitInline(CompletionQueue **fired, bool checked) {
                     wait.connection->RewatchInline(wait.muted, &poller);
             }
         }
+        int wait_ms = -1;
+        if (timeout_ms >= 0) {
+            const Clock::duration left = remaining();
+            if (left <= Clock::duration::zero()) {
+                result = ETIMEDOUT;
+                break;
+            }
+            wait_ms = static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(left).count());
+        }
         int ready;
         epoll_event events[8];
         if (use_epoll)
-            ready = poller.Wait(events, 8);
+            ready = poller.Wait(events, 8, wait_ms);
         else
-            ready = poll(fds.data(), fds.size(), -1);
+            ready = poll(fds.data(), fds.size(), wait_ms);
         if (ready < 0) {
             if (errno == EINTR)
                 continue;

@@ -26,6 +26,7 @@
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_COMPLETION_CHANNEL_H
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,11 @@ class CompletionChannel final : public provider::CompletionChannel {
     int Fd() const override { return fired_.Fd(); }
     int GetEvent(provider::CompletionQueue **cq) override;
     int GetAckedEvent(provider::CompletionQueue **cq) override;
+    // The same inline wait, given up after timeout_ms (ETIMEDOUT). It may
+    // overrun that by up to two direct reads' timeouts (a millisecond
+    // each): the first, before which it reads no clock, and the last,
+    // which it does not interrupt.
+    int GetAckedEventWithin(provider::CompletionQueue **cq, int timeout_ms) override;
     void AckEvents(provider::CompletionQueue *cq, unsigned int count) override;
 
     void Fire(CompletionQueue *cq);
@@ -54,13 +60,16 @@ class CompletionChannel final : public provider::CompletionChannel {
     void RemoveQueue(CompletionQueue *cq);
 
   private:
+    using Clock = std::chrono::steady_clock;
+
     // The next event: queued, or waited for unless the fd is non-blocking.
     int TakeEvent(CompletionQueue **fired);
     // Blocks until an event, driving the feeding connections meanwhile.
     // `checked`: the fd was just seen blocking; otherwise it is checked
     // before the first wait that is not a direct read (EAGAIN if it is
-    // non-blocking by now).
-    int WaitInline(CompletionQueue **fired, bool checked);
+    // non-blocking by now). With `timeout_ms` >= 0, ETIMEDOUT once that
+    // passed, counted from the first moment the wait needs a deadline.
+    int WaitInline(CompletionQueue **fired, bool checked, int timeout_ms);
     // Whether the fd is (still) blocking, remembered for the next wait.
     bool StillBlocking();
 
