@@ -24,15 +24,46 @@ struct Piece {
     size_t length;
 };
 
-// [offset, offset + length) cut into pieces of at most `chunk` bytes.
-inline std::vector<Piece> Chunks(uint64_t offset, size_t length, size_t chunk) {
-    std::vector<Piece> pieces;
-    for (size_t done = 0; done < length;) {
-        const size_t n = std::min(chunk, length - done);
-        pieces.push_back({offset + done, done, n});
-        done += n;
+// [offset, offset + length) cut into pieces of at most `chunk` (> 0)
+// bytes: a view that computes them, so that cutting allocates nothing (every
+// write and read is cut, most into one piece).
+class Pieces {
+  public:
+    Pieces(uint64_t offset, size_t length, size_t chunk)
+        : offset_(offset), length_(length), chunk_(chunk) {}
+
+    size_t size() const { return (length_ + chunk_ - 1) / chunk_; }
+    bool empty() const { return length_ == 0; }
+    Piece operator[](size_t i) const {
+        const size_t skip = i * chunk_;
+        return {offset_ + skip, skip, std::min(chunk_, length_ - skip)};
     }
-    return pieces;
+
+    class Iterator {
+      public:
+        Iterator(const Pieces *pieces, size_t i) : pieces_(pieces), i_(i) {}
+        Piece operator*() const { return (*pieces_)[i_]; }
+        Iterator &operator++() {
+            ++i_;
+            return *this;
+        }
+        bool operator!=(const Iterator &other) const { return i_ != other.i_; }
+
+      private:
+        const Pieces *pieces_;
+        size_t i_;
+    };
+    Iterator begin() const { return Iterator(this, 0); }
+    Iterator end() const { return Iterator(this, size()); }
+
+  private:
+    uint64_t offset_;
+    size_t length_;
+    size_t chunk_;
+};
+
+inline Pieces Chunks(uint64_t offset, size_t length, size_t chunk) {
+    return Pieces(offset, length, chunk);
 }
 
 struct Span {

@@ -3,12 +3,14 @@
 #include "rpma/client/region.h"
 
 #include <poll.h>
+#include <time.h>
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <mutex>
-#include <optional>
 #include <thread>
 
 #include "plan.h"
@@ -20,11 +22,71 @@ namespace {
 constexpr size_t kSlots = 8;
 constexpr size_t kSlotSize = size_t{1} << 20;
 constexpr size_t kStagingId = 0;
+// How long a wait for several replicas reads the likeliest one's connection
+// inline before it watches all of them at once (poll(2) on their fds):
+// replicas that answer within it are collected without a hand-off between
+// threads; past it, whichever answers or fails first is seen at once.
+constexpr std::chrono::milliseconds kInlineSlice{1};
+
+// operation_timeout's clock: CLOCK_MONOTONIC_COARSE, which the vDSO reads
+// without the TSC (about 20 ns where steady_clock takes 100 ns in a VM, on
+// every operation that waits); its tick, a few milliseconds, is far below
+// any sensible operation_timeout.
+std::chrono::nanoseconds CoarseNow() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+}
 
 std::string Describe(const char *what, uint64_t offset, uint64_t length) {
     return std::string(what) + " of " + std::to_string(length) + " bytes at " +
            std::to_string(offset);
 }
+
+// The operation a wait or a failure belongs to, for messages. Spelled out
+// only when a message is made: an operation that goes well builds no string.
+struct Op {
+    enum class Kind {
+        kWrite,
+        kWritePersist,
+        kPersist,
+        kBatch,
+        kRead,
+        kCopy,
+        kClosing,
+        kUnregister
+    };
+    Kind kind;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    size_t count = 0;    // kBatch: how many writes
+    size_t replica = 0;  // kRead: read from; kCopy: being readded
+
+    std::string ToString() const {
+        switch (kind) {
+            case Kind::kWrite:
+                return Describe("write", offset, length);
+            case Kind::kWritePersist:
+                return Describe("write+persist", offset, length);
+            case Kind::kPersist:
+                return Describe("persist", offset, length);
+            case Kind::kBatch:
+                return "batch of " + std::to_string(count) + " writes, " +
+                       Describe("persist", offset, length);
+            case Kind::kRead:
+                return Describe("read", offset, length) + " from replica " +
+                       std::to_string(replica);
+            case Kind::kCopy:
+                return "readd of replica " + std::to_string(replica) + ": " +
+                       Describe("copy", offset, length);
+            case Kind::kClosing:
+                return "closing";
+            case Kind::kUnregister:
+                return "unregistering a buffer";
+        }
+        return "an operation";
+    }
+};
 
 }  // namespace
 
@@ -59,7 +121,8 @@ class Region::Impl {
             worker_.join();
         std::lock_guard lock(mu_);
         // Let laggards finish what they were given before disconnecting.
-        (void)Await("closing", Need::kAll, [&](Replica &r) { return r.Completed(seq_); });
+        (void)Await(Op{Op::Kind::kClosing}, Need::kAll,
+                    [&](Replica &r) { return r.Completed(seq_); });
     }
 
     Status OpenAll(const ReplicaSet &set);
@@ -76,23 +139,41 @@ class Region::Impl {
     uint64_t size() const { return size_; }
 
   private:
-    void MarkFailed(size_t i, Status why, const std::string &op);
-    void ProgressAll(const std::string &op);
+    void MarkFailed(size_t i, Status why, const Op &op);
+    void ProgressAll(const Op &op);
     size_t Live() const;
-    Status QuorumLost(const std::string &op) const;
-    Status CheckQuorum(const std::string &op) const {
-        return Live() < quorum_ ? QuorumLost(op) : Status();
-    }
-    Status Await(const std::string &op, Need need, const std::function<bool(Replica &)> &done,
-                 size_t only = 0);
-    Status EnsureRoom(const std::string &op, bool persist);
-    Result<size_t> AcquireSlot(const std::string &op);
+    Status QuorumLost(const Op &op) const;
+    Status CheckQuorum(const Op &op) const { return Live() < quorum_ ? QuorumLost(op) : Status(); }
+    // Returns once `need` is met by `done` (or can no longer be), marking
+    // replicas that take longer than operation_timeout failed. Returns at
+    // once when it is met already; otherwise it first collects everything
+    // ready (laggards included), then waits.
+    // `done(Replica &)` says whether a replica did what is waited for (a
+    // template: no std::function on the hot path).
+    template <typename Done>
+    Status Await(const Op &op, Need need, const Done &done, size_t only = 0);
+    // Await's verdict now. kWaiting leaves the replicas still to be heard
+    // from in waiting_.
+    enum class Outcome { kMet, kWaiting, kQuorumLost, kReplicaFailed };
+    template <typename Done>
+    Outcome Decide(Need need, const Done &done, size_t only);
+    // One wait, of at most `timeout`, for any of waiting_ to make progress.
+    void WaitForAny(const Op &op, std::chrono::milliseconds timeout);
+    // Whether `holds` is true of every replica not failed: the check that
+    // spares an operation whose resources are free the cost of an Await.
+    template <typename Predicate>
+    bool AllHold(const Predicate &holds) const;
+    Status EnsureRoom(const Op &op, bool persist);
+    Result<size_t> AcquireSlot(const Op &op);
     const Registered *Lookup(const void *data, size_t length) const;
     // Posts `bytes` to every replica not failed; *last_seq is the seq of its
-    // last work request.
-    Status PostWrite(const std::string &op, uint64_t offset, std::span<const std::byte> bytes,
-                     uint64_t *last_seq);
-    Status PostPersist(const std::string &op, uint64_t offset, uint64_t length, uint64_t *seq);
+    // last work request. `persist_next`: a persist posted later in this
+    // operation confirms that last work request (Replica::PostWrite's
+    // confirmed_by_next), and nothing the operation waits for before then
+    // depends on it.
+    Status PostWrite(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
+                     uint64_t *last_seq, bool persist_next);
+    Status PostPersist(const Op &op, uint64_t offset, uint64_t length, uint64_t *seq);
     void WorkerLoop();
 
     const std::string name_;
@@ -108,6 +189,10 @@ class Region::Impl {
     uint64_t seq_ = 0;  // the last seq posted
     std::vector<Registered> registered_;
     size_t next_buffer_id_ = 1;
+    // Await's scratch space, kept to spare an allocation per wait.
+    std::vector<size_t> waiting_;
+    std::vector<pollfd> poll_fds_;
+    std::vector<size_t> poll_owners_;
 
     std::mutex queue_mu_;
     std::condition_variable queue_cv_;
@@ -200,18 +285,18 @@ std::vector<ReplicaInfo> Region::Impl::Infos() const {
     return infos;
 }
 
-void Region::Impl::MarkFailed(size_t i, Status why, const std::string &op) {
+void Region::Impl::MarkFailed(size_t i, Status why, const Op &op) {
     Member &m = members_[i];
     if (m.state == ReplicaState::kFailed)
         return;
     m.state = ReplicaState::kFailed;
-    m.error =
-        Status(why.code(), "failed during " + op + ": " + why.message()).WithReplica(i, m.address);
+    m.error = Status(why.code(), "failed during " + op.ToString() + ": " + why.message())
+                  .WithReplica(i, m.address);
     if (options_.on_failure)
         options_.on_failure(m.error);
 }
 
-void Region::Impl::ProgressAll(const std::string &op) {
+void Region::Impl::ProgressAll(const Op &op) {
     for (size_t i = 0; i < members_.size(); ++i)
         if (members_[i].state != ReplicaState::kFailed)
             if (Status s = members_[i].replica->Progress(); !s.ok())
@@ -225,83 +310,154 @@ size_t Region::Impl::Live() const {
     return live;
 }
 
-Status Region::Impl::QuorumLost(const std::string &op) const {
+Status Region::Impl::QuorumLost(const Op &op) const {
     std::string failed;
     for (const Member &m : members_)
         if (m.state == ReplicaState::kFailed)
             failed += "; " + m.error.ToString();
     return Status(StatusCode::kQuorumLost,
-                  op + ": " + std::to_string(Live()) + " of " + std::to_string(members_.size()) +
-                      " replicas live, " + std::to_string(quorum_) +
+                  op.ToString() + ": " + std::to_string(Live()) + " of " +
+                      std::to_string(members_.size()) + " replicas live, " +
+                      std::to_string(quorum_) +
                       " needed (Readd failed replicas once they are back)" + failed);
 }
 
-Status Region::Impl::Await(const std::string &op, Need need,
-                           const std::function<bool(Replica &)> &done, size_t only) {
-    const auto deadline = std::chrono::steady_clock::now() + options_.operation_timeout;
-    for (;;) {
-        ProgressAll(op);
-        size_t confirmed = 0, undecided = 0, waiting_on_any = 0;
-        std::vector<pollfd> fds;
-        std::vector<size_t> waiting;
-        for (size_t i = 0; i < members_.size(); ++i) {
-            Member &m = members_[i];
-            if (m.state == ReplicaState::kFailed || (need == Need::kOne && i != only))
-                continue;
-            const bool ok = done(*m.replica);
-            if (m.state == ReplicaState::kLive) {
-                confirmed += ok;
-                undecided += !ok;
-            }
-            if (!ok) {
-                ++waiting_on_any;
-                waiting.push_back(i);
-                for (int fd : m.replica->Fds())
-                    fds.push_back({fd, POLLIN, 0});
-            }
+template <typename Done>
+Region::Impl::Outcome Region::Impl::Decide(Need need, const Done &done, size_t only) {
+    size_t confirmed = 0, undecided = 0;
+    waiting_.clear();
+    for (size_t i = 0; i < members_.size(); ++i) {
+        Member &m = members_[i];
+        if (m.state == ReplicaState::kFailed || (need == Need::kOne && i != only))
+            continue;
+        const bool ok = done(*m.replica);
+        if (m.state == ReplicaState::kLive) {
+            confirmed += ok;
+            undecided += !ok;
         }
-        if (need == Need::kOne) {
-            if (members_[only].state == ReplicaState::kFailed)
-                return members_[only].error;
-            if (waiting.empty())
-                return Status();
-        } else {
-            // kAll waits for resources (slots, queue room), which reads
-            // need even without a quorum; operations check it themselves.
-            if (need == Need::kAll && waiting_on_any == 0)
-                return Status();
-            if (need == Need::kQuorum) {
-                const Verdict verdict = QuorumVerdict(confirmed, undecided, quorum_);
-                if (verdict == Verdict::kDone)
-                    return Status();
-                if (verdict == Verdict::kLost)
-                    return QuorumLost(op);
-            }
+        if (!ok)
+            waiting_.push_back(i);
+    }
+    if (need == Need::kOne && members_[only].state == ReplicaState::kFailed)
+        return Outcome::kReplicaFailed;
+    if (need == Need::kQuorum) {
+        switch (QuorumVerdict(confirmed, undecided, quorum_)) {
+            case Verdict::kDone:
+                return Outcome::kMet;
+            case Verdict::kLost:
+                return Outcome::kQuorumLost;
+            case Verdict::kWaiting:
+                return Outcome::kWaiting;
         }
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            for (size_t i : waiting)
-                MarkFailed(i,
-                           Status(StatusCode::kDeadlineExceeded,
-                                  "no completion within " +
-                                      std::to_string(options_.operation_timeout.count()) +
-                                      " ms (the daemon hangs or the network is cut)"),
-                           op);
+    }
+    // kAll waits for resources (slots, queue room), which reads need even
+    // without a quorum; operations check it themselves.
+    return waiting_.empty() ? Outcome::kMet : Outcome::kWaiting;
+}
+
+template <typename Done>
+Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t only) {
+    auto finish = [&](Outcome outcome) {
+        if (outcome == Outcome::kQuorumLost)
+            return QuorumLost(op);
+        if (outcome == Outcome::kReplicaFailed)
+            return members_[only].error;
+        return Status();
+    };
+    if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
+        return finish(outcome);
+    std::chrono::nanoseconds now = CoarseNow();
+    const std::chrono::nanoseconds deadline = now + options_.operation_timeout;
+    ProgressAll(op);
+    // One clock read per wait: a wait that ends the operation needs no other.
+    for (bool first = true;; first = false) {
+        if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
+            return finish(outcome);
+        if (!first)
+            now = CoarseNow();
+        if (now >= deadline) {
+            for (size_t i : waiting_) {
+                // A connection that ended says more than the silence.
+                Status why = members_[i].replica->CheckConnection();
+                if (why.ok())
+                    why = Status(StatusCode::kDeadlineExceeded,
+                                 "no completion within " +
+                                     std::to_string(options_.operation_timeout.count()) +
+                                     " ms (the daemon hangs or the network is cut)");
+                MarkFailed(i, why, op);
+            }
             continue;
         }
-        (void)poll(fds.data(), fds.size(), static_cast<int>(left.count()) + 1);
+        WaitForAny(op, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
     }
 }
 
-Status Region::Impl::EnsureRoom(const std::string &op, bool persist) {
-    return Await(op, Need::kAll, [persist](Replica &r) { return r.HasRoom(persist); });
+void Region::Impl::WaitForAny(const Op &op, std::chrono::milliseconds timeout) {
+    // Of the replicas that are not behind on earlier work (laggards), the
+    // one posted to last: when it answered, the others most likely have
+    // too, and their waits, next, find the answers in their sockets. Each
+    // replica waited for this way keeps its connection to this thread
+    // (rpma_core's inline linger) for the operations that follow.
+    size_t pick = waiting_.front();
+    for (size_t i : waiting_)
+        if (members_[i].replica->completed() >= members_[pick].replica->completed())
+            pick = i;
+    const bool alone = waiting_.size() == 1;
+    bool fired = false;
+    Status s =
+        members_[pick].replica->Wait(alone ? timeout : std::min(timeout, kInlineSlice), &fired);
+    if (!s.ok())
+        MarkFailed(pick, s, op);
+    if (alone)
+        return;
+    if (s.ok() && !fired) {
+        // Slow to answer: watch every replica waited for, and take whatever
+        // made an fd readable (a queue's event, a connection's end).
+        poll_fds_.clear();
+        poll_owners_.clear();
+        for (size_t i : waiting_)
+            for (int fd : members_[i].replica->Fds()) {
+                poll_fds_.push_back({fd, POLLIN, 0});
+                poll_owners_.push_back(i);
+            }
+        // What the slice left of the timeout.
+        (void)poll(poll_fds_.data(), poll_fds_.size(),
+                   static_cast<int>((timeout - std::min(timeout, kInlineSlice)).count()));
+        for (size_t k = 0; k < poll_fds_.size(); ++k) {
+            const size_t i = poll_owners_[k];
+            if (poll_fds_[k].revents == 0 || members_[i].state == ReplicaState::kFailed)
+                continue;
+            Status got = members_[i].replica->CheckConnection();
+            if (got.ok())
+                got = members_[i].replica->Wait(std::chrono::milliseconds(0), &fired);
+            if (!got.ok())
+                MarkFailed(i, got, op);
+        }
+    }
 }
 
-Result<size_t> Region::Impl::AcquireSlot(const std::string &op) {
+template <typename Predicate>
+bool Region::Impl::AllHold(const Predicate &holds) const {
+    for (const Member &m : members_)
+        if (m.state != ReplicaState::kFailed && !holds(*m.replica))
+            return false;
+    return true;
+}
+
+Status Region::Impl::EnsureRoom(const Op &op, bool persist) {
+    auto has_room = [persist](Replica &r) { return r.HasRoom(persist); };
+    if (AllHold(has_room))
+        return Status();
+    return Await(op, Need::kAll, has_room);
+}
+
+Result<size_t> Region::Impl::AcquireSlot(const Op &op) {
     const size_t slot = next_slot_++ % kSlots;
     const uint64_t used_by = slot_seq_[slot];
-    Status s = Await(op, Need::kAll, [used_by](Replica &r) { return r.Completed(used_by); });
+    auto free = [used_by](Replica &r) { return r.Completed(used_by); };
+    if (AllHold(free))
+        return slot;
+    Status s = Await(op, Need::kAll, free);
     if (!s.ok())
         return s;
     return slot;
@@ -315,13 +471,14 @@ const Region::Impl::Registered *Region::Impl::Lookup(const void *data, size_t le
     return nullptr;
 }
 
-Status Region::Impl::PostWrite(const std::string &op, uint64_t offset,
-                               std::span<const std::byte> bytes, uint64_t *last_seq) {
-    auto post = [&](size_t buffer, size_t local, uint64_t at, size_t length) {
+Status Region::Impl::PostWrite(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
+                               uint64_t *last_seq, bool persist_next) {
+    auto post = [&](size_t buffer, size_t local, uint64_t at, size_t length, bool confirmed) {
         const uint64_t seq = ++seq_;
         for (size_t i = 0; i < members_.size(); ++i)
             if (members_[i].state != ReplicaState::kFailed)
-                if (Status s = members_[i].replica->PostWrite(at, buffer, local, length, seq);
+                if (Status s =
+                        members_[i].replica->PostWrite(at, buffer, local, length, seq, confirmed);
                     !s.ok())
                     MarkFailed(i, s, op);
         *last_seq = seq;
@@ -330,25 +487,30 @@ Status Region::Impl::PostWrite(const std::string &op, uint64_t offset,
     if (const Registered *r = Lookup(bytes.data(), bytes.size())) {
         if (Status s = EnsureRoom(op, false); !s.ok())
             return s;
-        const uint64_t seq =
-            post(r->id, static_cast<size_t>(bytes.data() - r->bytes.data()), offset, bytes.size());
+        const uint64_t seq = post(r->id, static_cast<size_t>(bytes.data() - r->bytes.data()),
+                                  offset, bytes.size(), persist_next);
         const_cast<Registered *>(r)->last_seq = seq;
         return Status();
     }
-    for (const Piece &piece : Chunks(offset, bytes.size(), kSlotSize)) {
+    const Pieces pieces = Chunks(offset, bytes.size(), kSlotSize);
+    for (size_t k = 0; k < pieces.size(); ++k) {
+        const Piece piece = pieces[k];
         auto slot = AcquireSlot(op);
         if (!slot.ok())
             return slot.status();
         if (Status s = EnsureRoom(op, false); !s.ok())
             return s;
         std::memcpy(staging_.data() + *slot * kSlotSize, bytes.data() + piece.skip, piece.length);
-        slot_seq_[*slot] = post(kStagingId, *slot * kSlotSize, piece.offset, piece.length);
+        // Only the last piece: an earlier one's slot may be waited for by a
+        // later piece (AcquireSlot), which an unsignaled write never ends.
+        const bool confirmed = persist_next && k + 1 == pieces.size();
+        slot_seq_[*slot] =
+            post(kStagingId, *slot * kSlotSize, piece.offset, piece.length, confirmed);
     }
     return Status();
 }
 
-Status Region::Impl::PostPersist(const std::string &op, uint64_t offset, uint64_t length,
-                                 uint64_t *seq) {
+Status Region::Impl::PostPersist(const Op &op, uint64_t offset, uint64_t length, uint64_t *seq) {
     if (Status s = EnsureRoom(op, true); !s.ok())
         return s;
     *seq = ++seq_;
@@ -360,15 +522,15 @@ Status Region::Impl::PostPersist(const std::string &op, uint64_t offset, uint64_
 }
 
 Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bool persist) {
-    const std::string op = Describe(persist ? "write+persist" : "write", offset, bytes.size());
+    const Op op{persist ? Op::Kind::kWritePersist : Op::Kind::kWrite, offset, bytes.size()};
     if (!InRange(offset, bytes.size(), size_))
         return Status(StatusCode::kInvalidArgument,
-                      op + ": beyond the region's " + std::to_string(size_) + " bytes");
+                      op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
     std::lock_guard lock(mu_);
     if (Status s = CheckQuorum(op); !s.ok() || bytes.empty())
         return s;
     uint64_t last = 0;
-    if (Status s = PostWrite(op, offset, bytes, &last); !s.ok())
+    if (Status s = PostWrite(op, offset, bytes, &last, persist); !s.ok())
         return s;
     if (!persist)
         return Await(op, Need::kQuorum, [last](Replica &r) { return r.Completed(last); });
@@ -378,10 +540,10 @@ Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bo
 }
 
 Status Region::Impl::Persist(uint64_t offset, uint64_t length) {
-    const std::string op = Describe("persist", offset, length);
+    const Op op{Op::Kind::kPersist, offset, length};
     if (!InRange(offset, length, size_))
         return Status(StatusCode::kInvalidArgument,
-                      op + ": beyond the region's " + std::to_string(size_) + " bytes");
+                      op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
     std::lock_guard lock(mu_);
     if (Status s = CheckQuorum(op); !s.ok() || length == 0)
         return s;
@@ -402,34 +564,39 @@ Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
         ranges.push_back({entries[i].offset, entries[i].bytes.size()});
     }
     const Span covering = Covering(ranges);
-    const std::string op = "batch of " + std::to_string(count) + " writes, " +
-                           Describe("persist", covering.offset, covering.length);
+    const Op op{Op::Kind::kBatch, covering.offset, covering.length, count};
     std::lock_guard lock(mu_);
     if (Status s = CheckQuorum(op); !s.ok() || covering.length == 0)
         return s;
     uint64_t seq = 0;
-    for (size_t i = 0; i < count; ++i)
-        if (Status s = PostWrite(op, entries[i].offset, entries[i].bytes, &seq); !s.ok())
+    for (size_t i = 0; i < count; ++i) {
+        // The last write, and writes from registered buffers (no later slot
+        // waits for them), are confirmed by the persist.
+        const bool persist_next =
+            i + 1 == count || Lookup(entries[i].bytes.data(), entries[i].bytes.size()) != nullptr;
+        if (Status s = PostWrite(op, entries[i].offset, entries[i].bytes, &seq, persist_next);
+            !s.ok())
             return s;
+    }
     if (Status s = PostPersist(op, covering.offset, covering.length, &seq); !s.ok())
         return s;
     return Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
 }
 
 Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t index) {
-    const std::string op =
-        Describe("read", offset, out.size()) + " from replica " + std::to_string(index);
+    const Op op{Op::Kind::kRead, offset, out.size(), 0, index};
     if (!InRange(offset, out.size(), size_))
         return Status(StatusCode::kInvalidArgument,
-                      op + ": beyond the region's " + std::to_string(size_) + " bytes");
+                      op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
     std::lock_guard lock(mu_);
     if (index >= members_.size())
-        return Status(StatusCode::kInvalidArgument,
-                      op + ": the set has " + std::to_string(members_.size()) + " replicas");
+        return Status(
+            StatusCode::kInvalidArgument,
+            op.ToString() + ": the set has " + std::to_string(members_.size()) + " replicas");
     if (members_[index].state != ReplicaState::kLive)
-        return Status(StatusCode::kFailedPrecondition, op + ": the replica is not live (" +
-                                                           members_[index].error.ToString() +
-                                                           "); read from another or Readd it")
+        return Status(StatusCode::kFailedPrecondition,
+                      op.ToString() + ": the replica is not live (" +
+                          members_[index].error.ToString() + "); read from another or Readd it")
             .WithReplica(index, members_[index].address);
     Replica &replica = *members_[index].replica;
     auto await = [&](uint64_t seq) {
@@ -495,7 +662,7 @@ Status Region::Impl::UnregisterBuffer(std::span<std::byte> bytes) {
             continue;
         const uint64_t last = it->last_seq;
         // Laggards may still read it: wait for them (or for their failure).
-        (void)Await("unregistering a buffer", Need::kAll,
+        (void)Await(Op{Op::Kind::kUnregister}, Need::kAll,
                     [last](Replica &r) { return r.Completed(last); });
         for (Member &m : members_)
             if (m.replica)
@@ -549,8 +716,7 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
     // behind the copy).
     for (const Piece &piece : Chunks(0, size_, kSlotSize)) {
         lock.lock();
-        const std::string op = "readd of replica " + std::to_string(index) + ": " +
-                               Describe("copy", piece.offset, piece.length);
+        const Op op{Op::Kind::kCopy, piece.offset, piece.length, 0, index};
         auto fail = [&](Status s) {
             MarkFailed(index, s, op);
             return members_[index].error;

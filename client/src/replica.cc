@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "rpma_ext.h"
+
 namespace rpma::client {
 namespace {
 
@@ -14,6 +16,10 @@ namespace wire = ::rpmad::wire;
 constexpr uint32_t kSqSize = 128;
 constexpr uint32_t kRqSize = wire::kMaxFlushesInFlight;
 constexpr uint32_t kCqSize = kSqSize + kRqSize;
+// At most this many unsignaled work requests in a row: the next one is
+// signaled whatever its caller said, so that a quarter of the send queue at
+// most waits for a signaled one to retire it.
+constexpr uint32_t kMaxUnsignaledRun = kSqSize / 4;
 constexpr size_t kResponsesAt = wire::kMaxFlushesInFlight * wire::kFlushRequestSize;
 // Receive completions carry this bit in their wr_id, send-queue ones the seq
 // shifted left by one with bit 0 set for a persist.
@@ -25,6 +31,16 @@ const void *Context(uint64_t value) {
 
 Status DataPlaneError(const std::string &what, const rpma::Error &error) {
     return Status(StatusCode::kDataPlane, what + ": " + error.message());
+}
+
+// Posts go through the C API: the C++ layer's spell out their range in a
+// string on every call, a cost the hot path does not pay. This spells it
+// out on failure only, in the C++ layer's words.
+Status PostError(const std::string &what, rpma::detail::Returned returned, const char *call,
+                 uint64_t offset, size_t length) {
+    return DataPlaneError(
+        what, rpma::detail::Failure(
+                  returned, call, std::to_string(length) + " bytes at " + std::to_string(offset)));
 }
 
 }  // namespace
@@ -149,8 +165,10 @@ Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const s
     auto cq_fd = replica->conn_->Cq().fd();
     if (!cq_fd.ok())
         return DataPlaneError(where, cq_fd.error());
+    replica->cq_ = replica->conn_->Cq().get();
     replica->cq_fd_ = *cq_fd;
     replica->event_fd_ = *event_fd;
+    replica->retires_.resize(kSqSize);
     return replica;
 }
 
@@ -195,16 +213,29 @@ bool Replica::HasRoom(bool persist) const {
     return !persist || !gpspm_ || flushes_posted_ - flushes_answered_ < wire::kMaxFlushesInFlight;
 }
 
-Status Replica::PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
-                          uint64_t seq) {
-    if (failure_)
-        return *failure_;
-    auto posted = conn_->Write(*region_, remote_offset, *buffers_.at(buffer), local_offset, length,
-                               RPMA_F_COMPLETION_ALWAYS, Context(seq << 1));
-    if (!posted.ok())
-        return Fail(DataPlaneError("posting a write", posted.error()));
+void Replica::Posted(uint64_t seq, bool signaled) {
     ++posted_;
     last_posted_ = seq;
+    if (!signaled) {
+        ++unsignaled_run_;
+        return;
+    }
+    unsignaled_run_ = 0;
+    retires_[signaled_posted_++ % kSqSize] = posted_;
+}
+
+Status Replica::PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
+                          uint64_t seq, bool confirmed_by_next) {
+    if (failure_)
+        return *failure_;
+    const bool signaled = !confirmed_by_next || unsignaled_run_ >= kMaxUnsignaledRun;
+    const auto posted = rpma::detail::Check(rpma_write(
+        conn_->get(), region_->get(), remote_offset, buffers_.at(buffer)->get(), local_offset,
+        length, signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
+        Context(seq << 1)));
+    if (posted.code != 0)
+        return Fail(PostError("posting a write", posted, "rpma_write", remote_offset, length));
+    Posted(seq, signaled);
     return Status();
 }
 
@@ -212,12 +243,12 @@ Status Replica::PostRead(uint64_t remote_offset, size_t buffer, size_t local_off
                          uint64_t seq) {
     if (failure_)
         return *failure_;
-    auto posted = conn_->Read(*buffers_.at(buffer), local_offset, *region_, remote_offset, length,
-                              RPMA_F_COMPLETION_ALWAYS, Context(seq << 1));
-    if (!posted.ok())
-        return Fail(DataPlaneError("posting a read", posted.error()));
-    ++posted_;
-    last_posted_ = seq;
+    const auto posted = rpma::detail::Check(
+        rpma_read(conn_->get(), buffers_.at(buffer)->get(), local_offset, region_->get(),
+                  remote_offset, length, RPMA_F_COMPLETION_ALWAYS, Context(seq << 1)));
+    if (posted.code != 0)
+        return Fail(PostError("posting a read", posted, "rpma_read", remote_offset, length));
+    Posted(seq, true);
     return Status();
 }
 
@@ -225,12 +256,13 @@ Status Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
     if (failure_)
         return *failure_;
     if (!gpspm_) {
-        auto posted = conn_->Flush(*region_, offset, length, RPMA_FLUSH_TYPE_PERSISTENT,
-                                   RPMA_F_COMPLETION_ALWAYS, Context(seq << 1 | 1));
-        if (!posted.ok())
-            return Fail(DataPlaneError("posting a persistent flush", posted.error()));
-        ++posted_;
-        last_posted_ = seq;
+        const auto posted = rpma::detail::Check(
+            rpma_flush(conn_->get(), region_->get(), offset, length, RPMA_FLUSH_TYPE_PERSISTENT,
+                       RPMA_F_COMPLETION_ALWAYS, Context(seq << 1 | 1)));
+        if (posted.code != 0)
+            return Fail(
+                PostError("posting a persistent flush", posted, "rpma_flush", offset, length));
+        Posted(seq, true);
         return Status();
     }
     // A request slot is free again once its response came: at most
@@ -239,12 +271,13 @@ Status Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
     wire::EncodeFlushRequest({seq, offset, length},
                              std::span<std::byte, wire::kFlushRequestSize>(
                                  messages_.data() + at, wire::kFlushRequestSize));
-    auto posted = conn_->Send(*messages_mr_, at, wire::kFlushRequestSize, RPMA_F_COMPLETION_ALWAYS,
-                              Context(seq << 1));
-    if (!posted.ok())
-        return Fail(DataPlaneError("posting a GPSPM flush request", posted.error()));
-    ++posted_;
-    last_posted_ = seq;
+    const auto posted = rpma::detail::Check(rpma_send(conn_->get(), messages_mr_->get(), at,
+                                                      wire::kFlushRequestSize,
+                                                      RPMA_F_COMPLETION_ALWAYS, Context(seq << 1)));
+    if (posted.code != 0)
+        return Fail(PostError("posting a GPSPM flush request", posted, "rpma_send", at,
+                              wire::kFlushRequestSize));
+    Posted(seq, true);
     ++flushes_posted_;
     return Status();
 }
@@ -256,7 +289,8 @@ Status Replica::OnCompletion(const ibv_wc &wc) {
                                " (the connection broke or the daemon refused the access)"));
     if ((wc.wr_id & kReceiveBit) == 0) {
         const uint64_t seq = wc.wr_id >> 1;
-        ++finished_;
+        // Successful completions are the signaled ones, in posting order.
+        finished_ = retires_[signaled_finished_++ % kSqSize];
         completed_ = std::max(completed_, seq);
         if (wc.wr_id & 1)
             persisted_ = std::max(persisted_, seq);
@@ -274,14 +308,16 @@ Status Replica::OnCompletion(const ibv_wc &wc) {
                                std::to_string(static_cast<int>(response->status)) + ")"));
     ++flushes_answered_;
     persisted_ = std::max(persisted_, response->request_id);
-    auto reposted =
-        conn_->Recv(*messages_mr_, at, wire::kFlushResponseSize, Context(kReceiveBit | slot));
-    if (!reposted.ok())
-        return Fail(DataPlaneError("reposting a receive", reposted.error()));
+    const auto reposted =
+        rpma::detail::Check(rpma_recv(conn_->get(), messages_mr_->get(), at,
+                                      wire::kFlushResponseSize, Context(kReceiveBit | slot)));
+    if (reposted.code != 0)
+        return Fail(
+            PostError("reposting a receive", reposted, "rpma_recv", at, wire::kFlushResponseSize));
     return Status();
 }
 
-Status Replica::Progress() {
+Status Replica::CheckConnection() {
     if (failure_)
         return *failure_;
     // A connection event now can only be its end (CLOSED or LOST).
@@ -294,21 +330,44 @@ Status Replica::Progress() {
                                                    rpma_utils_conn_event_2str(*event) +
                                                    "): the daemon stopped or the network failed"));
     }
-    CompletionQueue cq = conn_->Cq();
-    // Consume the channel's event (which re-arms it) when one fired, then
-    // drain: completions that came before the re-arm are polled here.
-    pollfd c{cq_fd_, POLLIN, 0};
-    if (poll(&c, 1, 0) == 1)
-        (void)cq.Wait();
+    return Status();
+}
+
+Status Replica::Wait(std::chrono::milliseconds timeout, bool *fired) {
+    *fired = false;
+    if (failure_)
+        return *failure_;
+    // The event re-arms the queue; completions that came before are polled
+    // below. An event left by completions Progress already took costs one
+    // empty round.
+    const int waited = rpma_ext_cq_wait_timeout(cq_, static_cast<int>(timeout.count()));
+    if (waited == RPMA_E_NO_COMPLETION)
+        return Status();
+    if (waited != 0)
+        return Fail(Status(StatusCode::kDataPlane,
+                           std::string("waiting for completions: ") + rpma_err_2str(waited)));
+    *fired = true;
+    return Progress();
+}
+
+Status Replica::Progress() {
+    if (failure_)
+        return *failure_;
     ibv_wc wc[16];
     for (;;) {
-        auto n = cq.Poll(wc);
-        if (!n.ok())
-            return Fail(DataPlaneError("polling completions", n.error()));
-        for (int i = 0; i < *n; ++i)
+        // The C API, as for posts: no Result to build per poll.
+        int n = 0;
+        const auto polled =
+            rpma::detail::Check(rpma_cq_get_wc(cq_, static_cast<int>(std::size(wc)), wc, &n));
+        if (polled.code == RPMA_E_NO_COMPLETION)
+            return Status();
+        if (polled.code != 0)
+            return Fail(DataPlaneError("polling completions",
+                                       rpma::detail::Failure(polled, "rpma_cq_get_wc")));
+        for (int i = 0; i < n; ++i)
             if (Status s = OnCompletion(wc[i]); !s.ok())
                 return s;
-        if (*n < static_cast<int>(std::size(wc)))
+        if (n < static_cast<int>(std::size(wc)))
             return Status();
     }
 }

@@ -1,7 +1,11 @@
 // One replica of a region: its rpmad session and the data-plane connection
 // made with the session's token. Posts never block; Progress() collects what
-// completed. Private to the library; Region owns every Replica and calls it
-// under its operation mutex only.
+// completed, Wait() waits for more. Private to the library; Region owns
+// every Replica and calls it under its operation mutex only.
+//
+// Waiting is rpma_core's own blocking wait (rpma_ext_cq_wait_timeout): with
+// the tcp provider the waiting thread reads the connection's socket itself,
+// so a completion reaches it without a hand-off from the progress thread.
 #ifndef CLIENT_SRC_REPLICA_H
 #define CLIENT_SRC_REPLICA_H
 
@@ -44,8 +48,14 @@ class Replica {
 
     // Non-blocking posts; every work request carries the region-wide
     // sequence number `seq`, and completes in posting order.
+    //
+    // A write with `confirmed_by_next` is followed at once by a signaled
+    // work request (a persist) whose completion confirms it too (the queue
+    // pair executes in order): it is posted unsignaled, which spares the
+    // daemon an acknowledgement and this side a completion. Its failure
+    // still completes (as an error).
     Status PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
-                     uint64_t seq);
+                     uint64_t seq, bool confirmed_by_next = false);
     Status PostRead(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
                     uint64_t seq);
     // APM: a persistent rpma_flush. GPSPM: a flush request message; durable
@@ -56,11 +66,20 @@ class Replica {
     // request in flight).
     bool HasRoom(bool persist) const;
 
-    // Collects every completion ready now. An error (a failed completion, a
-    // refused flush, a lost connection) is the replica's end: it is
-    // returned every time after.
+    // Collects every completion ready now (no system call when there are
+    // some). An error (a failed completion, a refused flush, a lost
+    // connection) is the replica's end: it is returned every time after.
     Status Progress();
-    // The fds that become readable when Progress has something to do.
+    // Waits up to `timeout` for the completion queue's next event, then
+    // collects what completed. *fired: an event came (false: the time was
+    // up first). A connection that ends fails its work requests, so a wait
+    // for them ends too.
+    Status Wait(std::chrono::milliseconds timeout, bool *fired);
+    // Whether the connection ended (CLOSED or LOST): a system call, for the
+    // slow paths (fds readable, time up).
+    Status CheckConnection();
+    // The fds that become readable when Wait or CheckConnection has
+    // something to do, for waiting on several replicas at once.
     std::vector<int> Fds() const;
 
     // The highest seq whose work request completed (writes landed, reads
@@ -77,6 +96,9 @@ class Replica {
     Status Fail(Status status);
     Status PostReceive(size_t slot);
     Status OnCompletion(const ibv_wc &wc);
+    // Bookkeeping of a work request just posted; `signaled` ones retire
+    // every one posted up to them when they complete.
+    void Posted(uint64_t seq, bool signaled);
 
     std::string address_;
     std::string session_id_;
@@ -90,10 +112,20 @@ class Replica {
     std::optional<MemoryRegion> messages_mr_;
     std::optional<Connection> conn_;
     std::optional<RemoteMemory> region_;
+    rpma_cq *cq_ = nullptr;
     int cq_fd_ = -1;
     int event_fd_ = -1;
     uint64_t posted_ = 0;    // work requests on the send queue, ever
-    uint64_t finished_ = 0;  // of them, completed
+    uint64_t finished_ = 0;  // of them, completed (or retired by a later one)
+    // For the signaled work requests in flight, oldest first (a ring of
+    // kSqSize): the value of posted_ right after each, which finished_
+    // becomes when it completes.
+    std::vector<uint64_t> retires_;
+    uint64_t signaled_posted_ = 0;
+    uint64_t signaled_finished_ = 0;
+    // Unsignaled work requests since the last signaled one: bounded, so
+    // that the send queue never fills with ones nothing would retire.
+    uint32_t unsignaled_run_ = 0;
     uint64_t flushes_posted_ = 0;
     uint64_t flushes_answered_ = 0;
     uint64_t completed_ = 0;

@@ -17,9 +17,20 @@
 // durability (APM: a persistent rpma_flush; GPSPM: the daemon's flush
 // response; a set may mix both). Laggards are not waited for; their
 // completions are collected by the operations that follow (any operation
-// first collects everything ready), and a laggard that errs then, or that
-// still has not completed when a later operation needs its staging slot or
-// times out (operation_timeout), is marked failed then.
+// that waits first collects everything ready), and a laggard that errs
+// then, or that still has not completed when a later operation needs its
+// staging slot or times out (operation_timeout), is marked failed then.
+//
+// Waiting. The calling thread waits in rpma_core's own blocking wait
+// (rpma_ext_cq_wait_timeout, bounded by operation_timeout); on the tcp
+// provider that thread reads the replica's connection itself, so a
+// completion reaches it without a hand-off between threads. With several
+// replicas to hear from, it waits that way on one at a time, up to a
+// millisecond each, starting with the one posted to last (when it has
+// answered, the others most likely have too); replicas slower than that
+// are waited for all together in poll(2). A write that a persist follows
+// (in WritePersist and Commit) asks for no completion of its own: the
+// persist's confirms it.
 //
 // Failure. A replica whose work request fails, whose connection ends, or
 // that does not complete within operation_timeout is marked failed,
