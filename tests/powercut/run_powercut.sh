@@ -206,6 +206,9 @@ echo "powercut: kernel $kver ($([ "$boot" = "$kernel" ] && echo bzImage || echo 
 start=$(date +%s)
 acknowledged=0
 in_flight_cuts=0
+# The records region: room for ~500 records of 256 bytes per cycle (a cycle
+# writes 30-400); every check reads it whole, so no bigger than needed.
+records_mib=$((2 + cycles / 8))
 summary="$work/state/verify-summary"
 for ((n = 0; n <= cycles; n++)); do
     next=$((n < cycles ? n + 1 : n))
@@ -239,7 +242,8 @@ for ((n = 0; n <= cycles; n++)); do
     [ "$no_persist" = 1 ] && extra+=(--no-persist)
     out=$(timeout 300 "$writer" write --control "$control" --data "$data" --state "$work/state" \
         --cycle $c --persistence "$(persistence_of $c)" --cut-pid "$qemu_pid" \
-        --cut-after-ms $cut_ms --seed $((seed + c)) ${extra[@]+"${extra[@]}"}) ||
+        --cut-after-ms $cut_ms --seed $((seed + c)) --records-region-mib $records_mib \
+        ${extra[@]+"${extra[@]}"}) ||
         { echo "$out"; fail_with_console "$n" "cycle $c's writer failed"; }
     echo "$out"
     reap "$qemu_pid" # the writer SIGKILLed it

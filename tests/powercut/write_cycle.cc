@@ -181,10 +181,16 @@ int RunWriteCycle(const WriteOptions &options) {
     CutState state;
     int creates = 0, deletes = 0;
     Status churn_end;
+    bool churn_failed_before_cut = false;
     std::thread churn;
     if (options.churn)
-        churn =
-            std::thread([&] { churn_end = Churn(options, state, *churn_log, &creates, &deletes); });
+        churn = std::thread([&] {
+            churn_end = Churn(options, state, *churn_log, &creates, &deletes);
+            // Cut() holds the mutex while it kills and marks the cut, so a
+            // call that failed because of the cut sees it marked here.
+            std::lock_guard lock(state.mu);
+            churn_failed_before_cut = !churn_end.ok() && !state.cut;
+        });
     std::thread cutter([&] { Cut(options, state); });
 
     uint64_t first = *next, seq = first, acknowledged = 0;
@@ -234,6 +240,11 @@ int RunWriteCycle(const WriteOptions &options) {
     if (!state.cut) {
         fprintf(stderr, "powercut_writer: cycle %u: the writes ended before the cut: %s\n",
                 options.cycle, write_end.ToString().c_str());
+        return 1;
+    }
+    if (churn_failed_before_cut) {
+        fprintf(stderr, "powercut_writer: cycle %u: a region change failed before the cut: %s\n",
+                options.cycle, churn_end.ToString().c_str());
         return 1;
     }
     return 0;
