@@ -17,6 +17,26 @@
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
 
 namespace rpma::provider::tcp {
+namespace {
+
+// The integer in environment variable `name`, when set; one outside
+// [min, max] (in `unit`) or not a number is ignored with a warning.
+bool EnvironmentInteger(const char *name, long min, long max, const char *unit, long *value) {
+    const char *text = getenv(name);
+    if (text == nullptr)
+        return false;
+    char *end = nullptr;
+    errno = 0;
+    const long parsed = strtol(text, &end, 10);
+    if (end == text || *end != '\0' || errno != 0 || parsed < min || parsed > max) {
+        RPMA_LOG_WARNING("ignoring %s=%s (%s, %ld to %ld)", name, text, unit, min, max);
+        return false;
+    }
+    *value = parsed;
+    return true;
+}
+
+}  // namespace
 
 Device::Device() {
     // Like soft-iWARP (siw), the kernel's RDMA over TCP: an RNIC speaking an
@@ -30,15 +50,14 @@ Device::Device() {
     context_.async_fd = -1;
     context_.num_comp_vectors = 1;
     pthread_mutex_init(&context_.mutex, nullptr);
-    if (const char *linger = getenv("RPMA_TCP_INLINE_LINGER_US"); linger != nullptr) {
-        char *end = nullptr;
-        const long us = strtol(linger, &end, 10);
-        if (end != linger && *end == '\0' && us >= 0 && us <= 10000000)
-            SetInlineLinger(std::chrono::microseconds(us));
-        else
-            RPMA_LOG_WARNING("ignoring RPMA_TCP_INLINE_LINGER_US=%s (microseconds, 0 to 10000000)",
-                             linger);
-    }
+    long value = 0;
+    if (EnvironmentInteger("RPMA_TCP_INLINE_LINGER_US", 0, 10000000, "microseconds", &value))
+        SetInlineLinger(std::chrono::microseconds(value));
+    constexpr auto kMaxLimit = static_cast<long>(ListenerLimits::kMaxLimit);
+    if (EnvironmentInteger("RPMA_TCP_MAX_PENDING", 1, kMaxLimit, "connection requests", &value))
+        listener_limits_.max_pending = static_cast<size_t>(value);
+    if (EnvironmentInteger("RPMA_TCP_MAX_HANDSHAKING", 1, kMaxLimit, "connections", &value))
+        listener_limits_.max_handshaking = static_cast<size_t>(value);
 }
 
 int Device::AllocPd(std::unique_ptr<provider::ProtectionDomain> *pd) {
@@ -74,7 +93,8 @@ int Device::CreateCq(int capacity, provider::CompletionChannel *channel,
 
 int Device::Listen(const char *addr, const char *port,
                    std::unique_ptr<provider::Listener> *listener) {
-    return Listener::Create(Deps(), CmIdDeps{&context_, &qp_numbers_}, addr, port, listener);
+    return Listener::Create(Deps(), CmIdDeps{&context_, &qp_numbers_}, listener_limits_, addr, port,
+                            listener);
 }
 
 int Device::Resolve(const char *addr, const char *port, int /*timeout_ms*/,

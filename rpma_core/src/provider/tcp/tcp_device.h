@@ -16,6 +16,7 @@
 
 #include "rpma_core/src/provider/provider.h"
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
+#include "rpma_core/src/provider/tcp/tcp_listener.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_queue_pair.h"
@@ -52,6 +53,9 @@ class Device final : public provider::Device {
     int CreateCompletionChannel(std::unique_ptr<provider::CompletionChannel> *channel) override;
     int CreateCq(int capacity, provider::CompletionChannel *channel,
                  std::unique_ptr<provider::CompletionQueue> *cq) override;
+    // What each listener holds for peers not yet handed to the application
+    // is bounded by ListenerLimits (tcp_listener.h), set for the process by
+    // RPMA_TCP_MAX_PENDING and RPMA_TCP_MAX_HANDSHAKING.
     int Listen(const char *addr, const char *port,
                std::unique_ptr<provider::Listener> *listener) override;
     // Resolution is synchronous (getaddrinfo); `timeout_ms` bounds nothing
@@ -107,6 +111,7 @@ class Device final : public provider::Device {
     std::atomic<int> reply_timeout_ms_{static_cast<int>(kDefaultAwaitingReplyTimeout.count())};
     std::atomic<int> inline_linger_us_{static_cast<int>(kDefaultInlineLinger.count())};
     std::atomic<uint64_t> next_pd_id_{1};
+    ListenerLimits listener_limits_;
     // Declared last: destroyed first, so the progress thread stops before
     // anything it uses goes away.
     ProgressEngine engine_;

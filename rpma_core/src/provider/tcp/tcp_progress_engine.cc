@@ -71,7 +71,8 @@ int ProgressEngine::Add(int fd, uint32_t events, std::shared_ptr<EventHandler> h
     event.data.u64 = new_token;
     if (events != 0 && epoll_ctl(epoll_.Get(), EPOLL_CTL_ADD, fd, &event) != 0) {
         const int err = errno;
-        RPMA_LOG_ERROR("tcp provider: cannot watch fd %d: %s", fd, strerror(err));
+        // Per connection: a flood of them must not flood the log.
+        RPMA_LOG_ERROR_RATELIMITED("tcp provider: cannot watch fd %d: %s", fd, strerror(err));
         return err;
     }
     registrations_.emplace(new_token, Registration{fd, std::move(handler)});
@@ -89,8 +90,8 @@ int ProgressEngine::Modify(uint64_t token, int fd, uint32_t from, uint32_t to) {
     const int op = to == 0 ? EPOLL_CTL_DEL : from == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
     if (epoll_ctl(epoll_.Get(), op, fd, &event) != 0) {
         const int err = errno;
-        RPMA_LOG_ERROR("tcp provider: cannot change the events watched on fd %d: %s", fd,
-                       strerror(err));
+        RPMA_LOG_ERROR_RATELIMITED("tcp provider: cannot change the events watched on fd %d: %s",
+                                   fd, strerror(err));
         return err;
     }
     return 0;
@@ -194,7 +195,7 @@ void ProgressEngine::Run() {
         const int n = epoll_wait(epoll_.Get(), events, kMaxEventsPerWait, -1);
         if (n < 0) {
             if (errno != EINTR)
-                RPMA_LOG_ERROR("tcp provider: epoll_wait failed: %s", strerror(errno));
+                RPMA_LOG_ERROR_RATELIMITED("tcp provider: epoll_wait failed: %s", strerror(errno));
             continue;
         }
         for (int i = 0; i < n; ++i) {
