@@ -468,6 +468,8 @@ void Connection::OnDeadline() {
     const ProgressEngine::Clock::time_point now = ProgressEngine::Clock::now();
     if (deadline_scheduled_ && deadline_at_ <= now)
         deadline_scheduled_ = false;
+    if (look_scheduled_ && look_scheduled_at_ <= now)
+        look_scheduled_ = false;
     if (doorbell_pending_ && doorbell_by_ <= now)
         RingDoorbell();
     if (watching_peer_ && peer_look_at_ <= now)
@@ -488,8 +490,20 @@ void Connection::OnDeadline() {
     if (Lingering())
         ScheduleDeadline(lease_until_);
     if (watching_peer_)
-        ScheduleDeadline(peer_look_at_);
+        ScheduleLook();
     UpdateInterest();
+}
+
+void Connection::ScheduleLook() {
+    // Apart from ScheduleDeadline, whose one earliest deadline the lease
+    // replaces every linger: the engine keeps each deadline it is given
+    // until it passes, and a look rescheduled at every lease's end piled up
+    // hundreds of them, all due at once.
+    if (look_scheduled_ && look_scheduled_at_ <= peer_look_at_)
+        return;  // OnDeadline runs first and schedules this one
+    look_scheduled_ = true;
+    look_scheduled_at_ = peer_look_at_;
+    deps_.engine->ScheduleDeadline(peer_look_at_, weak_from_this());
 }
 
 void Connection::StartWatchingPeer() {
@@ -500,7 +514,7 @@ void Connection::StartWatchingPeer() {
     const ProgressEngine::Clock::time_point now = ProgressEngine::Clock::now();
     peer_watch_.Start(socket_.Get(), now);
     peer_look_at_ = now + PeerLookInterval(std::chrono::milliseconds(watch_timeout_ms_));
-    ScheduleDeadline(peer_look_at_);
+    ScheduleLook();
 }
 
 void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {

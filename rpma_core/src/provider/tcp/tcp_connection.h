@@ -272,6 +272,9 @@ class Connection final : public EventHandler,
             StartWatchingPeer();
     }
     void StartWatchingPeer();
+    // Asks the engine for OnDeadline at peer_look_at_ unless a deadline no
+    // later than that is pending already.
+    void ScheduleLook();
     // One look, on the progress thread: probe, heartbeat, or break.
     void LookAtPeer(ProgressEngine::Clock::time_point now);
     // The linger after the last inline wait is running.
@@ -423,6 +426,9 @@ class Connection final : public EventHandler,
     bool watching_peer_ = false;
     int watch_timeout_ms_ = 0;
     ProgressEngine::Clock::time_point peer_look_at_;
+    // The look deadline the engine holds, if any.
+    bool look_scheduled_ = false;
+    ProgressEngine::Clock::time_point look_scheduled_at_;
     PeerWatch peer_watch_;
     std::weak_ptr<RequestQueue> requests_;
     bool request_failed_ = false;
