@@ -93,7 +93,8 @@ class Acceptor final : public EventHandler,
     int Start() {
         std::lock_guard lock(mu_);
         if (!arrivals_->Valid() || !backlog_.Valid()) {
-            const int err = errno;
+            // eventfd's errno may have been overwritten since.
+            const int err = errno != 0 ? errno : EMFILE;
             RPMA_LOG_ERROR("cannot create the listener's event fds: %s", strerror(err));
             return err;
         }
@@ -150,8 +151,7 @@ class Acceptor final : public EventHandler,
                 OnIncoming(fd, events);
             ScheduleDeadline();
         }
-        // Outside the lock: a connection's lock comes before ours nowhere,
-        // but nothing needs both.
+        // Outside the lock: nothing needs a connection's lock and ours at once.
         for (const std::shared_ptr<Connection> &request : refused)
             request->Reject();
     }
