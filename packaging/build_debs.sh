@@ -7,10 +7,12 @@
 #       --rpmad FILE --unit FILE --config FILE --sysusers FILE --tmpfiles FILE
 #       --rpmad-script FILE... --rpmad-man FILE...
 #       --library FILE --pc-in FILE --header FILE... --cpp-header FILE...
+#       --client-package NAME --client-library FILE --client-pc-in FILE
+#       --client-header FILE...
 #       [--rpmactl FILE --rpmactl-man FILE... [--rpmactl-completion FILE]]
 #       --copyright FILE --changelog FILE --out FILE...
-# The --out files are, in order: rpmad, the library, the -dev package and,
-# with --rpmactl, rpmactl.
+# The --out files are, in order: rpmad, the library, the -dev package, the
+# client library and, with --rpmactl, rpmactl.
 #
 # Paths follow Debian policy and the FHS; dependencies come from
 # dpkg-shlibdeps; file times are the changelog's date, so two builds of the
@@ -23,6 +25,7 @@ die() {
 }
 
 rpmad_man=() rpmad_scripts=() headers=() cpp_headers=() rpmactl_man=() outs=() dev_man_trees=()
+client_headers=()
 rpmactl="" rpmactl_completion=""
 while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || die "$1 needs a value"
@@ -32,6 +35,10 @@ while [ $# -gt 0 ]; do
     --maintainer) maintainer=$2 ;;
     --library-package) lib_pkg=$2 ;;
     --dev-package) dev_pkg=$2 ;;
+    --client-package) client_pkg=$2 ;;
+    --client-library) client_library=$2 ;;
+    --client-pc-in) client_pc_in=$2 ;;
+    --client-header) client_headers+=("$2") ;;
     --rpmad) rpmad=$2 ;;
     --unit) unit=$2 ;;
     --config) config=$2 ;;
@@ -55,8 +62,8 @@ while [ $# -gt 0 ]; do
     shift 2
 done
 [[ "$version" =~ ^[0-9][A-Za-z0-9.+~-]*$ ]] || die "version '$version' is not a Debian version"
-want=3
-[ -z "$rpmactl" ] || want=4
+want=4
+[ -z "$rpmactl" ] || want=5
 [ ${#outs[@]} = $want ] || die "expected $want --out files, got ${#outs[@]}"
 
 multiarch=$(dpkg-architecture -a"$arch" -qDEB_HOST_MULTIARCH 2>/dev/null)
@@ -156,22 +163,30 @@ Description: rpma replication daemon: persistent-memory regions over RDMA
  unprivileged user rpmad, with its regions in /var/lib/rpmad and its
  configuration in /etc/rpmad/rpmad.yaml."
 
+# library_files SONAME: the shared library $root$libdir/SONAME stripped and
+# checked, with its shlibs, its symbols file (every exported symbol with its
+# version node, so that programs get a dependency on the version that has
+# what they use) and the ldconfig trigger.
+library_files() {
+    local so=$1 soname
+    strip_elf "$libdir/$so" --shared
+    soname=$(objdump -p "$root$libdir/$so" | awk '$1 == "SONAME" { print $2 }')
+    [ "$soname" = "$so" ] || die "$so: SONAME is '$soname'"
+    echo "${so%%.so.*} ${so##*.so.} $pkg (>= $upstream)" >"$root/DEBIAN/shlibs"
+    rm -rf "$work/gensymbols"
+    mkdir -p "$work/gensymbols/debian"
+    printf 'Source: rpma\n\nPackage: %s\nArchitecture: any\n' "$pkg" >"$work/gensymbols/debian/control"
+    cp "$changelog" "$work/gensymbols/debian/changelog"
+    (cd "$work/gensymbols" && dpkg-gensymbols -q -p"$pkg" -P"$root" -v"$upstream" \
+        -O"$root/DEBIAN/symbols") || die "dpkg-gensymbols failed for $so"
+    echo "activate-noawait ldconfig" >"$root/DEBIAN/triggers"
+}
+upstream=${version%%-*}
+
 # --- the library: librpma.so.0 of rpma_core ----------------------------------
 begin "$lib_pkg"
 put 0644 "$library" "$libdir/librpma.so.0"
-strip_elf "$libdir/librpma.so.0" --shared
-soname=$(objdump -p "$root$libdir/librpma.so.0" | awk '$1 == "SONAME" { print $2 }')
-[ "$soname" = librpma.so.0 ] || die "$library: SONAME is '$soname', want librpma.so.0"
-upstream=${version%%-*}
-echo "librpma 0 $lib_pkg (>= $upstream)" >"$root/DEBIAN/shlibs"
-# Every exported symbol with its version node (LIBRPMA_1.0, RPMA_CORE_EXT_1.0),
-# so that programs get a dependency on the version that has what they use.
-mkdir -p "$work/gensymbols/debian"
-printf 'Source: rpma\n\nPackage: %s\nArchitecture: any\n' "$lib_pkg" >"$work/gensymbols/debian/control"
-cp "$changelog" "$work/gensymbols/debian/changelog"
-(cd "$work/gensymbols" && dpkg-gensymbols -q -p"$lib_pkg" -P"$root" -v"$upstream" \
-    -O"$root/DEBIAN/symbols") || die "dpkg-gensymbols failed"
-echo "activate-noawait ldconfig" >"$root/DEBIAN/triggers"
+library_files librpma.so.0
 finish "${outs[1]}" "Depends: $(shlib_depends "$lib_pkg" "$root$libdir/librpma.so.0")
 Provides: librpma0 (= $version)
 Conflicts: librpma0
@@ -186,18 +201,38 @@ Description: remote persistent memory access library (rpma_core)
  reads, flushes and messages over rdma-core (verbs, for RNICs and
  Soft-RoCE) or over TCP, which needs no RNIC (RPMA_PROVIDER=auto|verbs|tcp)."
 
+# --- the client library: librpma_client.so.0 ----------------------------------
+begin "$client_pkg"
+put 0644 "$client_library" "$libdir/librpma_client.so.0"
+library_files librpma_client.so.0
+finish "${outs[3]}" "Depends: $(shlib_depends "$client_pkg" "$root$libdir/librpma_client.so.0")
+Multi-Arch: same
+Section: libs
+Priority: optional
+Description: rpma client library: replicate buffers on rpmad replicas
+ librpma_client.so.0 opens a region on a set of rpmad daemons and
+ replicates writes into it by one-sided RDMA writes and flushes, acknowledging
+ durability only once every replica (or a configured quorum) confirmed it.
+ Failed replicas are reported, excluded and can be re-added with a resync.
+ It has a C API (rpma_client.h) and a C++20 API (rpma/client/region.h)."
+
 # --- the -dev package: headers, the link, pkg-config -------------------------
 begin "$dev_pkg"
 for h in "${headers[@]}"; do put 0644 "$h" "/usr/include/$(basename "$h")"; done
 for h in "${cpp_headers[@]}"; do put 0644 "$h" "/usr/include/rpma/$(basename "$h")"; done
+# The client's headers keep their layout under client/include/.
+for h in "${client_headers[@]}"; do put 0644 "$h" "/usr/include/${h##*client/include/}"; done
 for tree in ${dev_man_trees[@]+"${dev_man_trees[@]}"}; do
     for page in "$tree"/share/man/man*/*; do man_page "$page"; done
 done
 mkdir -p "$root$libdir/pkgconfig"
 ln -s librpma.so.0 "$root$libdir/librpma.so"
+ln -s librpma_client.so.0 "$root$libdir/librpma_client.so"
 sed -e 's|@PREFIX@|/usr|' -e "s|^libdir=.*|libdir=$libdir|" \
     -e "s|^includedir=.*|includedir=/usr/include|" "$pc_in" >"$root$libdir/pkgconfig/librpma.pc"
-finish "${outs[2]}" "Depends: $lib_pkg (= $version), libibverbs-dev, librdmacm-dev
+sed -e 's|@PREFIX@|/usr|' -e "s|^libdir=.*|libdir=$libdir|" \
+    -e "s|^includedir=.*|includedir=/usr/include|" "$client_pc_in" >"$root$libdir/pkgconfig/rpma-client.pc"
+finish "${outs[2]}" "Depends: $lib_pkg (= $version), $client_pkg (= $version), libibverbs-dev, librdmacm-dev
 Provides: librpma-dev (= $version)
 Conflicts: librpma-dev
 Replaces: librpma-dev
@@ -209,7 +244,11 @@ Description: remote persistent memory access library (rpma_core) - development f
  (rpma_ext.h), the header-only C++ layer over them (rpma/rpma.hpp: RAII
  owners, errors as values), the librpma.so link and librpma.pc, to build
  programs against the $lib_pkg library. A drop-in for Debian's
- librpma-dev."
+ librpma-dev.
+ .
+ Also the client library's headers (rpma_client.h, rpma/client/*.h), the
+ librpma_client.so link and rpma-client.pc, to build programs against
+ $client_pkg."
 
 # --- rpmactl: the command line of rpmad's control plane ----------------------
 if [ -n "$rpmactl" ]; then
@@ -220,7 +259,7 @@ if [ -n "$rpmactl" ]; then
     if [ -n "$rpmactl_completion" ]; then
         put 0644 "$rpmactl_completion" /usr/share/bash-completion/completions/rpmactl
     fi
-    finish "${outs[3]}" "Depends: $(shlib_depends rpmactl "$root/usr/bin/rpmactl")
+    finish "${outs[4]}" "Depends: $(shlib_depends rpmactl "$root/usr/bin/rpmactl")
 Section: net
 Priority: optional
 Description: command-line client of the rpma replication daemon

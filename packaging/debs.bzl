@@ -60,6 +60,9 @@ def _debian_packages_impl(ctx):
     pairs = (
         _files("--rpmad", [a.rpmad], True) +
         _files("--library", [a.library], True) +
+        _files("--client-library", [a.client_library], True) +
+        _files("--client-pc-in", [a.client_pkg_config]) +
+        [("--client-header", f) for t in a.client_headers for f in t[DefaultInfo].files.to_list()] +
         _files("--unit", [a.unit]) +
         _files("--config", [a.config]) +
         _files("--pc-in", [a.pkg_config]) +
@@ -73,7 +76,7 @@ def _debian_packages_impl(ctx):
         _files("--cpp-header", a.cpp_headers) +
         _files("--dev-man-tree", a.dev_man)
     )
-    packages = ["rpmad", a.library_package, a.dev_package]
+    packages = ["rpmad", a.library_package, a.dev_package, a.client_package]
     if a.rpmactl:
         pairs += _files("--rpmactl", [a.rpmactl], True) + _files("--rpmactl-man", a.rpmactl_man)
         if a.rpmactl_completion:
@@ -89,6 +92,7 @@ def _debian_packages_impl(ctx):
     args.add("--maintainer", a.maintainer)
     args.add("--library-package", a.library_package)
     args.add("--dev-package", a.dev_package)
+    args.add("--client-package", a.client_package)
     outs = []
     for p in packages:
         out = ctx.actions.declare_file("%s_%s_%s.deb" % (p, version, arch))
@@ -109,7 +113,7 @@ def _debian_packages_impl(ctx):
 
 debian_packages = rule(
     implementation = _debian_packages_impl,
-    doc = "rpmad, the librpma.so.0 library, its -dev and (when given) rpmactl as .debs.",
+    doc = "rpmad, the librpma.so.0 and librpma_client.so.0 libraries, their -dev and (when given) rpmactl as .debs.",
     attrs = {
         "version": attr.label(mandatory = True, providers = [VersionInfo]),
         "architecture": attr.string(default = "amd64"),
@@ -118,6 +122,13 @@ debian_packages = rule(
         "dev_package": attr.string(mandatory = True),
         "rpmad": attr.label(mandatory = True, cfg = _opt_transition),
         "library": attr.label(mandatory = True, cfg = _opt_transition),
+        # The client library (librpma_client.so.0), its package, and what
+        # its -dev part installs: headers under include/ as they are laid
+        # out in client/include, and rpma-client.pc.
+        "client_library": attr.label(mandatory = True, cfg = _opt_transition),
+        "client_package": attr.string(mandatory = True),
+        "client_headers": attr.label_list(allow_files = True),
+        "client_pkg_config": attr.label(mandatory = True, allow_single_file = True),
         "rpmactl": attr.label(cfg = _opt_transition),
         "rpmactl_man": attr.label_list(allow_files = True),
         "rpmactl_completion": attr.label(allow_single_file = True),

@@ -6,7 +6,9 @@
 #      with the metadata apt relies on (versions, Provides/Conflicts/Replaces
 #      of librpma0 and librpma-dev, the conffile, the maintainer scripts);
 #   3. what is in them works: the library has librpma's soname and symbol
-#      versions and its symbols file; pkg-config finds it under /usr; the
+#      versions and its symbols file, the client library its own; pkg-config
+#      finds both under /usr; a C program builds against the packaged client
+#      headers and library alone (the system's cc, nothing else); the
 #      packaged rpmad accepts the packaged configuration; the sysusers.d and
 #      tmpfiles.d entries make the rpmad user (in group rdma) and a 0700
 #      /var/lib/rpmad owned by it in a scratch root.
@@ -52,6 +54,7 @@ rpmad=$(deb_of rpmad)
 lib=$(deb_of librpma0-rpma)
 dev=$(deb_of librpma-rpma-dev)
 ctl=$(deb_of rpmactl)
+client=$(deb_of librpma-client0)
 for d in "${debs[@]}"; do
     field_is "$d" Version "$version"
     has_paths "$d" "/usr/share/doc/$(dpkg-deb -f "$d" Package)/copyright" \
@@ -73,12 +76,22 @@ has_paths "$rpmad" /usr/sbin/rpmad /lib/systemd/system/rpmad.service /etc/rpmad/
 # librpma's manual pages: one per function (rpma_core/man) and the overview.
 has_paths "$dev" /usr/share/man/man3/rpma_conn_req_new.3.gz /usr/share/man/man3/rpma_flush.3.gz \
     /usr/share/man/man3/rpma_ext_conn_req_move_to_peer.3.gz /usr/share/man/man7/librpma.7.gz
-[ "$(dpkg-deb -c "$dev" | grep -c '/usr/share/man/man3/rpma_.*\.3\.gz$')" -eq 86 ] ||
-    fail "$(basename "$dev"): not 86 function pages"
+# One page per function the packaged library exports (84 of librpma's, and
+# rpma_core's extensions).
+exported=$(dpkg-deb --fsys-tarfile "$lib" | tar -xO --wildcards '*/librpma.so.0' >"$work/librpma.so.0" &&
+    objdump -T "$work/librpma.so.0" | grep -cE ' DF \.text.* (LIBRPMA_1\.0|RPMA_CORE_EXT_1\.0) +rpma_')
+pages=$(dpkg-deb -c "$dev" | grep -c '/usr/share/man/man3/rpma_.*\.3\.gz$')
+[ "$pages" -eq "$exported" ] && [ "$exported" -ge 86 ] ||
+    fail "$(basename "$dev"): $pages function pages for $exported exported functions"
 has_paths "$ctl" /usr/bin/rpmactl /usr/share/man/man1/rpmactl.1.gz \
     /usr/share/bash-completion/completions/rpmactl
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 has_paths "$lib" "/usr/lib/$multiarch/librpma.so.0"
+has_paths "$client" "/usr/lib/$multiarch/librpma_client.so.0"
+has_paths "$dev" /usr/include/rpma_client.h /usr/include/rpma/client/region.h \
+    /usr/include/rpma/client/status.h /usr/include/rpma/client/replica_set.h \
+    /usr/include/rpma/client/connect_options.h "/usr/lib/$multiarch/librpma_client.so" \
+    "/usr/lib/$multiarch/pkgconfig/rpma-client.pc"
 has_paths "$dev" /usr/include/librpma.h /usr/include/rpma_ext.h /usr/include/rpma/rpma.hpp \
     "/usr/lib/$multiarch/librpma.so" "/usr/lib/$multiarch/pkgconfig/librpma.pc"
 field_is "$lib" Provides "librpma0 (= $version)"
@@ -86,11 +99,13 @@ field_is "$lib" Conflicts librpma0
 field_is "$lib" Replaces librpma0
 field_is "$dev" Provides "librpma-dev (= $version)"
 field_is "$dev" Conflicts librpma-dev
-grep -q "librpma0-rpma (= $version)" <<<"$(dpkg-deb -f "$dev" Depends)" ||
-    fail "librpma-rpma-dev does not depend on librpma0-rpma (= $version)"
+for p in librpma0-rpma librpma-client0; do
+    grep -q "$p (= $version)" <<<"$(dpkg-deb -f "$dev" Depends)" ||
+        fail "librpma-rpma-dev does not depend on $p (= $version)"
+done
 grep -q 'libgrpc++' <<<"$(dpkg-deb -f "$rpmad" Depends)" ||
     fail "rpmad's Depends lack its shared libraries (dpkg-shlibdeps): $(dpkg-deb -f "$rpmad" Depends)"
-for d in "$rpmad" "$lib" "$dev"; do
+for d in "$rpmad" "$lib" "$dev" "$client"; do
     mkdir -p "$work/ctl/$(basename "$d")"
     dpkg-deb -e "$d" "$work/ctl/$(basename "$d")"
 done
@@ -105,6 +120,12 @@ grep -q 'rm -rf /var/lib/rpmad' "$rctl/postrm" || fail "postrm does not delete t
 lctl=$work/ctl/$(basename "$lib")
 [ "$(cat "$lctl/triggers")" = "activate-noawait ldconfig" ] || fail "library without ldconfig trigger"
 grep -qx "librpma 0 librpma0-rpma (>= ${version%%-*})" "$lctl/shlibs" || fail "shlibs: $(cat "$lctl/shlibs")"
+cctl=$work/ctl/$(basename "$client")
+[ "$(cat "$cctl/triggers")" = "activate-noawait ldconfig" ] || fail "client library without ldconfig trigger"
+grep -qx "librpma_client 0 librpma-client0 (>= ${version%%-*})" "$cctl/shlibs" ||
+    fail "client shlibs: $(cat "$cctl/shlibs")"
+grep -q "^ rpma_client_region_open@RPMA_CLIENT_1.0 " "$cctl/symbols" ||
+    fail "client symbols file lacks rpma_client_region_open@RPMA_CLIENT_1.0"
 
 # --- 3. what is in them works ---------------------------------------------------
 root=$work/root
@@ -129,6 +150,37 @@ pc_libdir=$(PKG_CONFIG_SYSROOT_DIR="" PKG_CONFIG_PATH="$root/usr/lib/$multiarch/
 [ "$pc_libdir" = "/usr/lib/$multiarch" ] || fail "librpma.pc libdir is '$pc_libdir'"
 [ "$(readlink "$root/usr/lib/$multiarch/librpma.so")" = librpma.so.0 ] ||
     fail "librpma.so does not link to librpma.so.0"
+
+client_so=$root/usr/lib/$multiarch/librpma_client.so.0
+[ "$(objdump -p "$client_so" | awk '$1 == "SONAME" { print $2 }')" = librpma_client.so.0 ] ||
+    fail "librpma_client.so.0's SONAME is wrong"
+client_symbols=$(objdump -T "$client_so" | grep -v '\*UND\*')
+grep -q " RPMA_CLIENT_1.0 *rpma_client_write_persist$" <<<"$client_symbols" ||
+    fail "librpma_client.so.0 does not export rpma_client_write_persist in RPMA_CLIENT_1.0"
+# Internals stay local: nothing of rpma_core, gRPC's stubs or protobuf.
+if grep -qE " (rpma_conn_|_ZN5rpmad|_ZN6google)" <<<"$client_symbols"; then
+    fail "librpma_client.so.0 exports internals: $(grep -E " (rpma_conn_|_ZN5rpmad|_ZN6google)" <<<"$client_symbols" | head -3)"
+fi
+# A program built the way rpma-client.pc says, against the packaged files only.
+flags=$(PKG_CONFIG_SYSROOT_DIR="$root" PKG_CONFIG_PATH="$root/usr/lib/$multiarch/pkgconfig" \
+    pkg-config --cflags --libs rpma-client)
+cat >"$work/uses_client.c" <<'EOC'
+#include <rpma_client.h>
+#include <stdio.h>
+int main(void) {
+    struct rpma_client_region *region = NULL;
+    int ret = rpma_client_region_open(NULL, 0, "r", NULL, &region);
+    printf("%d %s\n", ret, rpma_client_last_error());
+    return ret == RPMA_CLIENT_E_INVAL ? 0 : 1;
+}
+EOC
+# shellcheck disable=SC2086 # the flags are words
+if ! cc -std=c11 -Wall -Werror "$work/uses_client.c" -o "$work/uses_client" $flags \
+    >"$work/cc.log" 2>&1; then
+    fail "a C program does not build against the packaged client library: $(cat "$work/cc.log")"
+elif ! out=$(LD_LIBRARY_PATH="$root/usr/lib/$multiarch" "$work/uses_client" 2>&1); then
+    fail "the program built against the packaged client library fails: $out"
+fi
 
 out=$("$root/usr/sbin/rpmad" --check-config "$root/etc/rpmad/rpmad.yaml" 2>&1) ||
     fail "packaged rpmad refuses the packaged rpmad.yaml: $out"
