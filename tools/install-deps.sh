@@ -26,6 +26,13 @@ packages=(
   python3
   # Soft-RoCE VM tier
   qemu-system-x86 linux-image-amd64 busybox-static cpio kmod xz-utils zstd
+  # power cuts and emulated PMem in VMs (tests/powercut, tests/pmem_vm):
+  # mkfs.ext4 for the guest disks, objcopy strips module signatures, ndctl
+  # makes devdax namespaces
+  e2fsprogs binutils ndctl daxctl
+  # the installed client library is built with the system's compiler
+  # (tests/integration:installed_client_test, packaging:debs_test)
+  gcc g++ pkg-config
 )
 
 missing=()
