@@ -76,26 +76,13 @@ bool IsNakStatus(uint32_t status) {
     }
 }
 
-// Makes the segment durable. Earlier writes are already in the page cache
-// (requests are applied in order); msync of the page-aligned range writes
-// shared file-backed pages back. Private memory (anonymous, MAP_PRIVATE) has
-// nothing to write back, and its msync is a no-op costing a syscall per
-// flush, so it is skipped (Region::NeedsWriteBack). 0, EFAULT when the region
-// was deregistered, or msync's errno.
+// Makes the segment durable (earlier writes are already applied: requests
+// run in order) by the method its region's registration chose
+// (tcp_persist.h): CPU cache flushes on DAX, msync on a page-cache file,
+// nothing on private memory. 0, EFAULT when the region was deregistered, or
+// msync's errno.
 int Persist(const MemorySegment &segment) {
-    if (segment.length == 0)
-        return 0;
-    if (segment.region->Revoked())
-        return EFAULT;
-    if (!segment.region->NeedsWriteBack())
-        return 0;
-    static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    const auto addr = reinterpret_cast<uintptr_t>(segment.addr);
-    const uintptr_t begin = addr & ~(page - 1);
-    const uintptr_t end = (addr + segment.length + page - 1) & ~(page - 1);
-    if (msync(reinterpret_cast<void *>(begin), end - begin, MS_SYNC) != 0)
-        return errno;
-    return 0;
+    return segment.region->Persist(segment.addr, segment.length);
 }
 
 }  // namespace
@@ -1321,10 +1308,10 @@ void Connection::OnRequestHeader() {
                     if (err == EFAULT)
                         return RejectRequest(IBV_WC_REM_ACCESS_ERR,
                                              "the memory region was deregistered");
-                    RPMA_LOG_ERROR("persistent flush of %#llx+%u failed: msync: %s",
+                    RPMA_LOG_ERROR("persistent flush of %#llx+%u failed: persist: %s",
                                    static_cast<unsigned long long>(header.remote_addr),
                                    header.length, strerror(err));
-                    return RejectRequest(IBV_WC_REM_OP_ERR, "msync failed");
+                    return RejectRequest(IBV_WC_REM_OP_ERR, "persist failed");
                 }
             }
             return CompleteRequest();
