@@ -30,8 +30,21 @@ Daemon::~Daemon() {
 
 StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const Config &config) {
     std::unique_ptr<Daemon> daemon(new Daemon(config));
+    // Device-DAX regions are configured, not created: the store maps them
+    // beside the pool's cataloged ones.
+    std::vector<RegionMetadata> device_dax;
+    for (const DevdaxRegionConfig &d : config.devdax_regions) {
+        RegionMetadata m;
+        m.name = d.name;
+        m.path = d.path;
+        m.offset = d.offset;
+        m.size = d.size;
+        m.backing = Backing::kDeviceDax;
+        device_dax.push_back(std::move(m));
+    }
     auto store = RegionStore::Open(RegionStoreOptions{config.pool_dir, config.capacity,
-                                                      config.max_regions, config.max_region_size});
+                                                      config.max_regions, config.max_region_size},
+                                   std::move(device_dax));
     if (!store.ok())
         return store.status();
     daemon->store_ = std::move(*store);
@@ -109,8 +122,16 @@ StatusOr<size_t> Daemon::DeleteRegion(const std::string &name, bool force) {
     if (Status valid = ValidateRegionName(name); !valid.ok())
         return valid;
     std::lock_guard lock(regions_mu_);
-    if (auto info = FindInfo(*store_, name); !info.ok())
+    auto info = FindInfo(*store_, name);
+    if (!info.ok())
         return info.status();
+    // The store refuses to delete a configured device-DAX region: say so
+    // before any session is closed or the region withdrawn.
+    if (info->backing == BackingName(Backing::kDeviceDax)) {
+        if (Status refused = store_->Delete(name); !refused.ok())
+            return refused;
+        return size_t{0};
+    }
     const size_t open = sessions_.CountForRegion(name);
     if (open > 0 && !force)
         return Status(StatusCode::kFailedPrecondition,

@@ -311,3 +311,54 @@ TEST_F(RpmadRecoveryTest, ASecondRpmadOnTheSamePoolRefusesAndTheFirstKeepsServin
 
 }  // namespace
 }  // namespace rpma::testing
+
+namespace rpma::testing {
+namespace {
+
+// storage.devdax_regions on a machine without device DAX: a path that is not
+// a DAX device is listed unhealthy with the reason, sessions on it are
+// refused, it cannot be deleted (it is configured, not created), and the
+// pool's regions serve beside it. (The VM tier with emulated PMem runs the
+// same configuration on a real /dev/dax device.)
+TEST_F(RpmadRecoveryTest, ADevdaxRegionOnSomethingElseIsUnhealthyAndCannotBeDeleted) {
+    const std::string not_dax = TempPath("not-a-dax-device");
+    std::ofstream(not_dax) << "a regular file";
+    RpmadOptions options;
+    options.pool_dir = pool_dir_;
+    options.config_yaml = "storage:\n  devdax_regions:\n    - name: pm0\n      path: " + not_dax +
+                          "\n      size: 2097152\n";
+    std::string error;
+    auto rpmad = Rpmad::Start(options, &error);
+    ASSERT_NE(rpmad, nullptr) << error;
+    ASSERT_TRUE(rpmad->CreateRegion("beside", kRegionSize).ok());
+
+    const auto regions = List(*rpmad);
+    ASSERT_EQ(regions.size(), 2u);
+    const v1::Region &pm0 = regions[0].name() == "pm0" ? regions[0] : regions[1];
+    const v1::Region &beside = regions[0].name() == "pm0" ? regions[1] : regions[0];
+    EXPECT_EQ(pm0.backing(), "devdax");
+    EXPECT_FALSE(pm0.healthy());
+    EXPECT_TRUE(Contains(pm0.problem(), not_dax)) << pm0.problem();
+    EXPECT_TRUE(Contains(pm0.problem(), "not a device-DAX device")) << pm0.problem();
+    EXPECT_EQ(beside.backing(), "file");
+    EXPECT_TRUE(beside.healthy()) << beside.problem();
+    EXPECT_EQ(beside.persist_method(), "msync");
+
+    v1::OpenSessionResponse session;
+    EXPECT_EQ(rpmad->OpenSession("pm0", &session).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+    v1::DeleteRegionRequest del;
+    v1::DeleteRegionResponse deleted;
+    del.set_name("pm0");
+    del.set_force(true);
+    const grpc::Status refused =
+        rpmad->Regions()->DeleteRegion(Rpmad::Context().get(), del, &deleted);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_TRUE(Contains(refused.error_message(), "storage.devdax_regions"))
+        << refused.error_message();
+    EXPECT_EQ(List(*rpmad).size(), 2u);
+    EXPECT_EQ(WriteAndReadBack(*rpmad, "beside", Pattern(4096, 3)), "");
+}
+
+}  // namespace
+}  // namespace rpma::testing
