@@ -1,0 +1,103 @@
+#!/bin/busybox sh
+# The emulated-PMem VM's /init (see README.md). The kernel's memmap=
+# parameter turns a range of the guest's RAM into legacy persistent memory
+# (nd_e820), which nd_pmem serves as /dev/pmem0 with struct pages, so ext4
+# can be mounted -o dax on it. Two rpmads on the tcp provider run side by
+# side: "dax" with its pool directory on that file system (its region files
+# are mapped with MAP_SYNC), "page" with its pool directory on ext4 on
+# /dev/vda (a virtio disk: the page cache). Each one's log goes to the
+# console with its name in front of every line.
+#
+# /pmemvm.conf (written by run_pmem_vm.sh) names rpmad (RPMAD=...). The
+# kernel command line says pmemvm.mode=fsdax (the above) or devdax: the
+# namespace becomes /dev/dax0.0 (ndctl create-namespace -m devdax) and the
+# dax rpmad serves a region on it from storage.devdax_regions, next to one
+# on a regular file that it must refuse.
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+say() { echo "PMEMVM $*" >/dev/ttyS0; }
+fail() {
+    say "GUEST-FAIL $*"
+    poweroff -f
+}
+. /pmemvm.conf
+mode=$(sed -n 's/.*pmemvm\.mode=\([a-z]*\).*/\1/p' /proc/cmdline)
+[ "$mode" = fsdax ] || [ "$mode" = devdax ] || fail "pmemvm.mode=fsdax|devdax missing on the kernel command line"
+
+# A module for hardware the VM lacks (crc32c-intel: no SSE4.2 on qemu64)
+# refuses to load; a missing one that matters shows below.
+for m in $(cat /mods/order); do insmod "/mods/$m.ko" 2>/dev/null || say "insmod $m failed"; done
+h=/host
+mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=262144,cache=loose hostroot $h ||
+    fail "mount the host's root over 9p"
+mount -t tmpfs tmpfs $h/run || fail "mount tmpfs on /run"
+mount -t proc proc $h/proc && mount -t sysfs sysfs $h/sys && mount -t devtmpfs devtmpfs $h/dev ||
+    fail "mount /proc, /sys, /dev in the host's root"
+ip link set lo up && ip addr add 10.0.2.15/24 dev eth0 && ip link set eth0 up ||
+    fail "configure eth0"
+
+# libnvdimm probes its devices asynchronously: wait (bounded) for the node.
+i=0
+while [ ! -b /dev/pmem0 ] && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+[ -b /dev/pmem0 ] || fail "no /dev/pmem0: is memmap= on the kernel command line and nd_e820 loaded?"
+say "pmem0: $(cat /sys/block/pmem0/size) sectors$([ -d /sys/block/pmem0/dax ] && echo ", DAX-capable")"
+
+# Two mount points under a tmpfs on /mnt (the host's own /mnt is read-only).
+mount -t tmpfs tmpfs $h/mnt && mkdir $h/mnt/dax $h/mnt/page || fail "mount tmpfs on /mnt"
+[ -b /dev/vda ] || fail "no /dev/vda (the page-cache disk)"
+mount -t ext4 /dev/vda $h/mnt/page || fail "mount /dev/vda (ext4) on /mnt/page"
+devdax=""
+if [ "$mode" = devdax ]; then
+    # The legacy namespace reconfigured as device DAX (an info block at its
+    # start, then /dev/dax0.0), with the host's ndctl over 9p.
+    chroot $h ndctl create-namespace -f -e namespace0.0 -m devdax >/dev/ttyS0 2>&1 ||
+        fail "ndctl create-namespace -m devdax on namespace0.0"
+    [ -c /dev/dax0.0 ] || fail "no /dev/dax0.0 after ndctl create-namespace -m devdax"
+    say "dax0.0: $(cat /sys/bus/dax/devices/dax0.0/size) bytes, align $(cat /sys/bus/dax/devices/dax0.0/align 2>/dev/null)"
+    # A devdax_regions entry on a regular file: rpmad must refuse it.
+    chroot $h truncate -s 16M /mnt/page/not-dax.img || fail "truncate /mnt/page/not-dax.img"
+    devdax='
+  devdax_regions:
+    - {name: "devdax", path: "/dev/dax0.0", size: "16MiB"}
+    - {name: "notdax", path: "/mnt/page/not-dax.img", size: "16MiB"}'
+else
+    chroot $h /sbin/mkfs.ext4 -q -F -b 4096 /dev/pmem0 >/dev/ttyS0 2>&1 || fail "mkfs.ext4 /dev/pmem0"
+    mount -t ext4 -o dax /dev/pmem0 $h/mnt/dax || fail "mount -o dax /dev/pmem0: no DAX support?"
+    grep -q "^/dev/pmem0 .*dax" /proc/mounts ||
+        fail "/dev/pmem0 is mounted without dax: $(grep pmem0 /proc/mounts)"
+fi
+say "mounts: $(grep -E '^/dev/(pmem0|vda) ' /proc/mounts | tr '\n' ';')"
+
+# rpmad NAME PORT POOL [STORAGE]: control on PORT, data on PORT+1, more
+# storage: lines, debug logging (its own and rpma_core's, which names each
+# registration's persist method).
+rpmad() {
+    mkdir -p "$h/$3" || fail "mkdir $3"
+    cat >"$h/run/rpmad-$1.yaml" <<EOF
+control:
+  listen: "10.0.2.15:$2"
+data:
+  listen: "10.0.2.15:$(($2 + 1))"
+  provider: tcp
+  persistence: apm
+storage:
+  pool_dir: $3$4
+logging:
+  level: debug
+  target: stderr
+EOF
+    (
+        chroot $h "$RPMAD" --config "/run/rpmad-$1.yaml" </dev/null 2>&1
+        echo "GUEST-FAIL rpmad $1 exited with status $?"
+    ) | while IFS= read -r line; do echo "$1| $line"; done >/dev/ttyS0 &
+}
+rpmad dax 7300 /mnt/dax/pool "$devdax"
+rpmad page 7310 /mnt/page/pool
+say "rpmads starting: dax on 7300/7301 (/mnt/dax/pool), page on 7310/7311 (/mnt/page/pool)"
+wait
+poweroff -f

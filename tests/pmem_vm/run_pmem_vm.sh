@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Emulated persistent memory: one qemu (TCG) boot whose kernel turns 256 MiB
+# of the guest's RAM into legacy PMem (memmap=256M!512M: /dev/pmem0, fsdax),
+# with ext4 mounted -o dax on it, and an ext4 virtio disk beside it (the
+# page cache). Two rpmads (tcp provider, APM) serve a pool directory on
+# each; the client on the host checks the persist method each region
+# reports, puts and gets 1 MiB on each, measures the 4 KiB write +
+# persistent flush latency on both, and the console must show rpma_core's
+# registration line naming cpu-flush for the DAX daemon and msync for the
+# other. See README.md.
+#
+#   run_pmem_vm.sh [--devdax] CLIENT RPMAD VM_LIB
+#
+# --devdax: the namespace is reconfigured as device DAX (ndctl
+#   create-namespace -m devdax: /dev/dax0.0) instead of fsdax; the DAX rpmad
+#   serves a storage.devdax_regions region on it, and must refuse another
+#   entry whose path is a regular file.
+# CLIENT: pmem_vm_client; RPMAD: the daemon; VM_LIB: tests/vm/vm_lib.sh.
+# Environment: PMEMVM_ITERATIONS (default 200) recorded write+persists on
+# each; PMEMVM_KEEP=<dir> keeps the console; VM_KERNEL_VERSION, VM_QEMU,
+# VM_ACCEL as in tests/vm/run_vm.sh.
+# Exit status: 0 on success, 1 on a failure, 2 on a missing prerequisite.
+set -euo pipefail
+
+mode=fsdax
+[ "${1:-}" != --devdax ] || { mode=devdax && shift; }
+[ $# = 3 ] || { echo "usage: $0 [--devdax] CLIENT RPMAD VM_LIB" >&2; exit 2; }
+client=$(realpath "$1")
+rpmad=$(realpath "$2")
+# shellcheck source=../vm/vm_lib.sh
+source "$3" # vm_die, vm_kernel_version, vm_extract_vmlinux, VM_INSTALL_HINT
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+iterations=${PMEMVM_ITERATIONS:-200}
+
+# --- prerequisites: a missing one fails the test (exit 2), never skips it -----
+qemu=${VM_QEMU:-qemu-system-x86_64}
+command -v "$qemu" >/dev/null || vm_die "$qemu not found: $VM_INSTALL_HINT (package qemu-system-x86)"
+for c in cpio modprobe objcopy mkfs.ext4 timeout; do
+    command -v $c >/dev/null || vm_die "$c not found: $VM_INSTALL_HINT"
+done
+[ $mode = fsdax ] || command -v ndctl >/dev/null ||
+    vm_die "ndctl not found (the guest runs the host's): $VM_INSTALL_HINT (package ndctl)"
+busybox=$(command -v busybox) || vm_die "busybox not found: $VM_INSTALL_HINT (package busybox-static)"
+! ldd "$busybox" >/dev/null 2>&1 ||
+    vm_die "$busybox is dynamically linked: $VM_INSTALL_HINT (package busybox-static)"
+kver=$(vm_kernel_version)
+kernel=/boot/vmlinuz-$kver
+
+work=$(mktemp -d "${TEST_TMPDIR:-${TMPDIR:-/tmp}}/pmemvm.XXXXXX")
+qemu_pid=""
+failed=1
+cleanup() {
+    if [ -n "$qemu_pid" ]; then kill -KILL "$qemu_pid" 2>/dev/null && wait "$qemu_pid" 2>/dev/null || true; fi
+    local keep=${PMEMVM_KEEP:-}
+    [ -n "$keep" ] || { [ $failed = 1 ] && keep=${TEST_UNDECLARED_OUTPUTS_DIR:-}; } || true
+    if [ -n "$keep" ]; then mkdir -p "$keep" && cp "$work"/*.log "$keep/" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+
+vm_extract_vmlinux "$kernel" "$work/vmlinux" &
+extract_pid=$!
+
+# --- initramfs: busybox, the kernel modules, /init -----------------------------
+ir=$work/initramfs
+mkdir -p "$ir"/{bin,mods,proc,sys,dev,host}
+cp "$busybox" "$ir/bin/busybox"
+for a in sh mount insmod cat sed mkdir chroot ip poweroff sleep grep tr ls head; do
+    ln -s busybox "$ir/bin/$a"
+done
+# virtio (PCI), 9p for the host's root, the disk, ext4, the network, and the
+# legacy PMem: nd_e820 makes the memmap= range an NVDIMM region, nd_pmem
+# gives /dev/pmem0, dax_pmem and device_dax serve it as /dev/dax0.0 once
+# ndctl made it device DAX. Each closed over its dependencies by the host's
+# modprobe.
+for m in virtio_pci 9pnet_virtio 9p virtio_blk ext4 virtio_net nd_e820 nd_pmem dax_pmem device_dax; do
+    modprobe -C /dev/null -S "$kver" --ignore-install --show-depends "$m" ||
+        vm_die "kernel module $m of $kver not found: $VM_INSTALL_HINT (linux-image-amd64)"
+done | while read -r kind path _; do
+    [ "$kind" = insmod ] || continue
+    name=$(basename "$path")
+    name=${name%%.ko*}
+    ! grep -qx "$name" "$ir/mods/order" 2>/dev/null || continue
+    case $path in
+    *.ko) cp "$path" "$ir/mods/$name.ko" ;;
+    *.ko.xz) xz -dc "$path" >"$ir/mods/$name.ko" ;;
+    *.ko.zst) zstd -dcq "$path" >"$ir/mods/$name.ko" ;;
+    *) vm_die "unexpected module file $path" ;;
+    esac
+    # Without its signature: checking it (RSA) is slow under TCG.
+    objcopy --strip-debug "$ir/mods/$name.ko"
+    echo "$name" >>"$ir/mods/order"
+done
+install -m 0755 "$here/guest_init.sh" "$ir/init"
+echo "RPMAD='$rpmad'" >"$ir/pmemvm.conf"
+(cd "$ir" && find . -mindepth 1 | cpio -o -H newc --quiet) >"$work/initramfs.cpio"
+
+# The page-cache disk: ext4 in a host file (cache=none as in tests/powercut:
+# the guest's FLUSH becomes fdatasync of the host file).
+truncate -s 128M "$work/disk.img"
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$work/disk.img"
+
+boot=$kernel
+if wait "$extract_pid"; then boot=$work/vmlinux; fi
+bios=()
+if [ "$boot" != "$kernel" ]; then
+    for f in /usr/share/qemu/qboot.rom /usr/share/qemu/bios-microvm.bin; do
+        [ -r "$f" ] && bios=(-bios "$f") && break
+    done
+fi
+
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 40000))
+        ! grep -qi ":$(printf '%04X' $p) 00000000:0000 0A" /proc/net/tcp && echo $p && return
+    done
+}
+
+fail_with_console() {
+    echo "pmemvm: the last 80 lines of the console:"
+    tr -d '\r' <"$work/console.log" 2>/dev/null | tail -n 80 | sed 's/^/    /'
+    echo "pmemvm: FAIL: $*"
+    exit 1
+}
+
+# Boots the VM and waits until both rpmads answer on their forwarded control
+# ports. Four ports forwarded: control and data of each daemon. A port taken
+# between the choice and qemu's bind is retried with others.
+for attempt in 1 2 3 4 5; do
+    ports=() fwd=""
+    for guest in 7300 7301 7310 7311; do
+        p=$(free_port)
+        ports+=("$p")
+        fwd+=",hostfwd=tcp:127.0.0.1:$p-10.0.2.15:$guest"
+    done
+    [ "$(printf '%s\n' "${ports[@]}" | sort -u | wc -l)" = 4 ] || continue
+    # 768 MiB of RAM, of which memmap=256M!512M is the emulated PMem.
+    "$qemu" -accel "${VM_ACCEL:-tcg}" -machine pc -cpu qemu64 -m 768M -smp 1 \
+        -nodefaults -no-user-config -display none -no-reboot ${bios[@]+"${bios[@]}"} \
+        -kernel "$boot" -initrd "$work/initramfs.cpio" \
+        -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 cryptomgr.notests memmap=256M!512M pmemvm.mode=$mode" \
+        -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+        -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+        -drive "file=$work/disk.img,format=raw,if=none,id=page,cache=none,aio=threads" \
+        -device virtio-blk-pci,drive=page \
+        -netdev "user,id=net0,restrict=on$fwd" \
+        -device virtio-net-pci,netdev=net0 \
+        -serial "file:$work/console.log" </dev/null >"$work/qemu.log" 2>&1 &
+    qemu_pid=$!
+    dax_control=127.0.0.1:${ports[0]} dax_data=127.0.0.1:${ports[1]}
+    page_control=127.0.0.1:${ports[2]} page_data=127.0.0.1:${ports[3]}
+    ( "$client" wait --control "$dax_control" --timeout-s 150 &&
+        "$client" wait --control "$page_control" --timeout-s 30 ) &
+    waiter=$! ended="" rc=0
+    wait -n -p ended "$waiter" "$qemu_pid" || rc=$?
+    if [ "$ended" = "$waiter" ]; then
+        [ $rc = 0 ] && break
+        fail_with_console "the rpmads did not answer on $dax_control and $page_control"
+    fi
+    kill "$waiter" 2>/dev/null || true
+    wait "$waiter" || true
+    qemu_pid=""
+    grep -q "forwarding rule" "$work/qemu.log" ||
+        fail_with_console "qemu exited before the rpmads answered: $(cat "$work/qemu.log")"
+    echo "pmemvm: a port was taken meanwhile; again with others"
+    [ $attempt != 5 ] || fail_with_console "qemu could not forward its ports in 5 attempts"
+done
+tr -d '\r' <"$work/console.log" | grep '^PMEMVM ' | sed 's/^/guest: /' || true
+
+extra=()
+[ $mode = fsdax ] || extra=(--devdax-region devdax --not-dax-region notdax)
+out=$(timeout 300 "$client" run --dax-control "$dax_control" --dax-data "$dax_data" \
+    --page-control "$page_control" --page-data "$page_data" --iterations "$iterations" \
+    ${extra[@]+"${extra[@]}"}) ||
+    { echo "$out"; fail_with_console "the client failed"; }
+echo "$out"
+
+# rpma_core's debug line per registration (tcp_memory_table.cc) names the
+# persist method the provider chose: cpu-flush for the DAX daemon's region,
+# msync for the page-cache daemon's. The log reaches the console through a
+# pipe; stop the VM so that every line is in the file.
+kill -KILL "$qemu_pid" && wait "$qemu_pid" 2>/dev/null || true
+qemu_pid=""
+console=$(tr -d '\r' <"$work/console.log")
+for want in "dax\\| .*registered .* persists by cpu-flush" "page\\| .*registered .* persists by msync"; do
+    line=$(grep -E "^$want" <<<"$console" | head -n 1) ||
+        fail_with_console "no debug line '$want' on the console"
+    echo "rpma_core: $line"
+done
+if grep -E "^dax\|.*persists by msync|^page\|.*persists by cpu-flush" <<<"$console"; then
+    fail_with_console "a daemon registered a range with the other medium's persist method"
+fi
+failed=0
+echo "pmemvm: PASS"
