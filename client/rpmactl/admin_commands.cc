@@ -170,6 +170,10 @@ int RegionInfo(const Settings &settings, const AdminArgs &args) {
                 row("persistence",
                     [](const v1::Region &r) { return PersistenceName(r.persistence()); });
                 row("granularity", [](const v1::Region &r) { return r.granularity(); });
+                row("persist method", [](const v1::Region &r) {
+                    return r.persist_method().empty() ? "-" : r.persist_method();
+                });
+                row("backing", [](const v1::Region &r) { return r.backing(); });
                 row("sessions",
                     [](const v1::Region &r) { return std::to_string(r.open_sessions()); });
                 row("created",

@@ -175,6 +175,12 @@ TEST_F(RpmactlTest, RegionSubcommandsChangeAndReportBothDaemons) {
     ASSERT_EQ(info.code(), 0) << info.described;
     EXPECT_EQ(info.json()[1]["region"]["name"], "journal");
     EXPECT_EQ(info.json()[1]["region"]["open_sessions"], 0);
+    EXPECT_EQ(info.json()[1]["region"]["persist_method"], "msync");
+    EXPECT_EQ(info.json()[1]["region"]["backing"], "file");
+    // For people: one row per field, the persist method among them.
+    Outcome info_table = Run(Concat(servers, {"region", "info", "journal"}));
+    ASSERT_EQ(info_table.code(), 0) << info_table.described;
+    EXPECT_NE(info_table.out.find("persist method  msync"), std::string::npos) << info_table.out;
 
     Outcome remove =
         Run(Concat(servers, {"--admin-token", kToken, "--json", "region", "delete", "journal"}));
