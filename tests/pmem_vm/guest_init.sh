@@ -1,12 +1,14 @@
 #!/bin/busybox sh
 # The emulated-PMem VM's /init (see README.md). The kernel's memmap=
-# parameter turns a range of the guest's RAM into legacy persistent memory
+# parameters turn ranges of the guest's RAM into legacy persistent memory
 # (nd_e820), which nd_pmem serves as /dev/pmem0 with struct pages, so ext4
-# can be mounted -o dax on it. Two rpmads on the tcp provider run side by
+# can be mounted -o dax on it. Three rpmads on the tcp provider run side by
 # side: "dax" with its pool directory on that file system (its region files
 # are mapped with MAP_SYNC), "page" with its pool directory on ext4 on
-# /dev/vda (a virtio disk: the page cache). Each one's log goes to the
-# console with its name in front of every line.
+# /dev/vda (a virtio disk: the page cache), "pmempage" on ext4 without dax
+# on /dev/pmem1 (a second memmap= range: the page cache over the same
+# medium as DAX). Each one's log goes to the console with its name in front
+# of every line.
 #
 # /pmemvm.conf (written by run_pmem_vm.sh) names rpmad (RPMAD=...). The
 # kernel command line says pmemvm.mode=fsdax (the above) or devdax: the
@@ -38,25 +40,30 @@ mount -t proc proc $h/proc && mount -t sysfs sysfs $h/sys && mount -t devtmpfs d
 ip link set lo up && ip addr add 10.0.2.15/24 dev eth0 && ip link set eth0 up ||
     fail "configure eth0"
 
-# libnvdimm probes its devices asynchronously: wait (bounded) for the node.
+# libnvdimm probes its devices asynchronously: wait (bounded) for the nodes.
+# Two memmap= ranges: pmem0 for DAX, pmem1 for the page cache over PMem.
 i=0
-while [ ! -b /dev/pmem0 ] && [ $i -lt 100 ]; do
+while { [ ! -b /dev/pmem0 ] || [ ! -b /dev/pmem1 ]; } && [ $i -lt 100 ]; do
     sleep 0.1
     i=$((i + 1))
 done
-[ -b /dev/pmem0 ] || fail "no /dev/pmem0: is memmap= on the kernel command line and nd_e820 loaded?"
-say "pmem0: $(cat /sys/block/pmem0/size) sectors$([ -d /sys/block/pmem0/dax ] && echo ", DAX-capable")"
+for p in pmem0 pmem1; do
+    [ -b /dev/$p ] || fail "no /dev/$p: are both memmap= on the kernel command line and nd_e820 loaded?"
+    say "$p: $(cat /sys/block/$p/size) sectors, $(basename "$(readlink /sys/block/$p/device)")"
+done
+# The namespace of pmem0 (ndctl reconfigures it for devdax).
+ns=$(basename "$(readlink /sys/block/pmem0/device)")
 
 # Two mount points under a tmpfs on /mnt (the host's own /mnt is read-only).
-mount -t tmpfs tmpfs $h/mnt && mkdir $h/mnt/dax $h/mnt/page || fail "mount tmpfs on /mnt"
+mount -t tmpfs tmpfs $h/mnt && mkdir $h/mnt/dax $h/mnt/page $h/mnt/pmempage || fail "mount tmpfs on /mnt"
 [ -b /dev/vda ] || fail "no /dev/vda (the page-cache disk)"
 mount -t ext4 /dev/vda $h/mnt/page || fail "mount /dev/vda (ext4) on /mnt/page"
 devdax=""
 if [ "$mode" = devdax ]; then
     # The legacy namespace reconfigured as device DAX (an info block at its
     # start, then /dev/dax0.0), with the host's ndctl over 9p.
-    chroot $h ndctl create-namespace -f -e namespace0.0 -m devdax >/dev/ttyS0 2>&1 ||
-        fail "ndctl create-namespace -m devdax on namespace0.0"
+    chroot $h ndctl create-namespace -f -e "$ns" -m devdax >/dev/ttyS0 2>&1 ||
+        fail "ndctl create-namespace -m devdax on $ns"
     [ -c /dev/dax0.0 ] || fail "no /dev/dax0.0 after ndctl create-namespace -m devdax"
     say "dax0.0: $(cat /sys/bus/dax/devices/dax0.0/size) bytes, align $(cat /sys/bus/dax/devices/dax0.0/align 2>/dev/null)"
     # A devdax_regions entry on a regular file: rpmad must refuse it.
@@ -71,7 +78,9 @@ else
     grep -q "^/dev/pmem0 .*dax" /proc/mounts ||
         fail "/dev/pmem0 is mounted without dax: $(grep pmem0 /proc/mounts)"
 fi
-say "mounts: $(grep -E '^/dev/(pmem0|vda) ' /proc/mounts | tr '\n' ';')"
+chroot $h /sbin/mkfs.ext4 -q -F -b 4096 /dev/pmem1 >/dev/ttyS0 2>&1 || fail "mkfs.ext4 /dev/pmem1"
+mount -t ext4 /dev/pmem1 $h/mnt/pmempage || fail "mount /dev/pmem1 (ext4, no dax) on /mnt/pmempage"
+say "mounts: $(grep -E '^/dev/(pmem[01]|vda) ' /proc/mounts | tr '\n' ';')"
 
 # rpmad NAME PORT POOL [STORAGE]: control on PORT, data on PORT+1, more
 # storage: lines, debug logging (its own and rpma_core's, which names each
@@ -98,6 +107,8 @@ EOF
 }
 rpmad dax 7300 /mnt/dax/pool "$devdax"
 rpmad page 7310 /mnt/page/pool
-say "rpmads starting: dax on 7300/7301 (/mnt/dax/pool), page on 7310/7311 (/mnt/page/pool)"
+rpmad pmempage 7320 /mnt/pmempage/pool
+say "rpmads starting: dax on 7300/7301 (/mnt/dax/pool), page on 7310/7311 (/mnt/page/pool)," \
+    "pmempage on 7320/7321 (/mnt/pmempage/pool)"
 wait
 poweroff -f

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Emulated persistent memory: one qemu (TCG) boot whose kernel turns 256 MiB
-# of the guest's RAM into legacy PMem (memmap=256M!512M: /dev/pmem0, fsdax),
-# with ext4 mounted -o dax on it, and an ext4 virtio disk beside it (the
-# page cache). Two rpmads (tcp provider, APM) serve a pool directory on
-# each; the client on the host checks the persist method each region
-# reports, puts and gets 1 MiB on each, measures the 4 KiB write +
-# persistent flush latency on both, and the console must show rpma_core's
-# registration line naming cpu-flush for the DAX daemon and msync for the
-# other. See README.md.
+# Emulated persistent memory: one qemu (TCG) boot whose kernel turns two
+# ranges of the guest's RAM into legacy PMem (memmap=: /dev/pmem0 and
+# /dev/pmem1), with ext4 mounted -o dax on pmem0, ext4 without dax on pmem1
+# and on a virtio disk (the page cache). Three rpmads (tcp provider, APM)
+# serve a pool directory on each; the client on the host checks the persist
+# method each region reports, puts and gets 1 MiB on each, measures the
+# 4 KiB write + persistent flush latency on all three (DAX must be the
+# fastest), and the console must show rpma_core's registration line naming
+# cpu-flush for the DAX daemon and msync for the others. See README.md.
 #
 #   run_pmem_vm.sh [--devdax] CLIENT RPMAD VM_LIB
 #
@@ -66,7 +66,7 @@ extract_pid=$!
 ir=$work/initramfs
 mkdir -p "$ir"/{bin,mods,proc,sys,dev,host}
 cp "$busybox" "$ir/bin/busybox"
-for a in sh mount insmod cat sed mkdir chroot ip poweroff sleep grep tr ls head; do
+for a in sh mount insmod cat sed mkdir chroot ip poweroff sleep grep tr readlink basename; do
     ln -s busybox "$ir/bin/$a"
 done
 # virtio (PCI), 9p for the host's root, the disk, ext4, the network, and the
@@ -130,17 +130,18 @@ fail_with_console() {
 # between the choice and qemu's bind is retried with others.
 for attempt in 1 2 3 4 5; do
     ports=() fwd=""
-    for guest in 7300 7301 7310 7311; do
+    for guest in 7300 7301 7310 7311 7320 7321; do
         p=$(free_port)
         ports+=("$p")
         fwd+=",hostfwd=tcp:127.0.0.1:$p-10.0.2.15:$guest"
     done
-    [ "$(printf '%s\n' "${ports[@]}" | sort -u | wc -l)" = 4 ] || continue
-    # 768 MiB of RAM, of which memmap=256M!512M is the emulated PMem.
+    [ "$(printf '%s\n' "${ports[@]}" | sort -u | wc -l)" = 6 ] || continue
+    # 768 MiB of RAM, of which two ranges are the emulated PMem: 128 MiB at
+    # 512 MiB (pmem0: DAX) and 64 MiB at 704 MiB (pmem1: ext4 without dax).
     "$qemu" -accel "${VM_ACCEL:-tcg}" -machine pc -cpu qemu64 -m 768M -smp 1 \
         -nodefaults -no-user-config -display none -no-reboot ${bios[@]+"${bios[@]}"} \
         -kernel "$boot" -initrd "$work/initramfs.cpio" \
-        -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 cryptomgr.notests memmap=256M!512M pmemvm.mode=$mode" \
+        -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 cryptomgr.notests memmap=128M!512M memmap=64M!704M pmemvm.mode=$mode" \
         -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
         -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
         -drive "file=$work/disk.img,format=raw,if=none,id=page,cache=none,aio=threads" \
@@ -151,13 +152,15 @@ for attempt in 1 2 3 4 5; do
     qemu_pid=$!
     dax_control=127.0.0.1:${ports[0]} dax_data=127.0.0.1:${ports[1]}
     page_control=127.0.0.1:${ports[2]} page_data=127.0.0.1:${ports[3]}
+    pmem_page_control=127.0.0.1:${ports[4]} pmem_page_data=127.0.0.1:${ports[5]}
     ( "$client" wait --control "$dax_control" --timeout-s 150 &&
-        "$client" wait --control "$page_control" --timeout-s 30 ) &
+        "$client" wait --control "$page_control" --timeout-s 30 &&
+        "$client" wait --control "$pmem_page_control" --timeout-s 30 ) &
     waiter=$! ended="" rc=0
     wait -n -p ended "$waiter" "$qemu_pid" || rc=$?
     if [ "$ended" = "$waiter" ]; then
         [ $rc = 0 ] && break
-        fail_with_console "the rpmads did not answer on $dax_control and $page_control"
+        fail_with_console "the rpmads did not answer on $dax_control, $page_control and $pmem_page_control"
     fi
     kill "$waiter" 2>/dev/null || true
     wait "$waiter" || true
@@ -172,7 +175,8 @@ tr -d '\r' <"$work/console.log" | grep '^PMEMVM ' | sed 's/^/guest: /' || true
 extra=()
 [ $mode = fsdax ] || extra=(--devdax-region devdax --not-dax-region notdax)
 out=$(timeout 300 "$client" run --dax-control "$dax_control" --dax-data "$dax_data" \
-    --page-control "$page_control" --page-data "$page_data" --iterations "$iterations" \
+    --page-control "$page_control" --page-data "$page_data" \
+    --pmem-page-control "$pmem_page_control" --pmem-page-data "$pmem_page_data" --iterations "$iterations" \
     ${extra[@]+"${extra[@]}"}) ||
     { echo "$out"; fail_with_console "the client failed"; }
 echo "$out"
@@ -184,12 +188,13 @@ echo "$out"
 kill -KILL "$qemu_pid" && wait "$qemu_pid" 2>/dev/null || true
 qemu_pid=""
 console=$(tr -d '\r' <"$work/console.log")
-for want in "dax\\| .*registered .* persists by cpu-flush" "page\\| .*registered .* persists by msync"; do
+for want in "dax\\| .*registered .* persists by cpu-flush" "page\\| .*registered .* persists by msync" \
+    "pmempage\\| .*registered .* persists by msync"; do
     line=$(grep -E "^$want" <<<"$console" | head -n 1) ||
         fail_with_console "no debug line '$want' on the console"
     echo "rpma_core: $line"
 done
-if grep -E "^dax\|.*persists by msync|^page\|.*persists by cpu-flush" <<<"$console"; then
+if grep -E "^dax\|.*persists by msync|^(pmem)?page\|.*persists by cpu-flush" <<<"$console"; then
     fail_with_console "a daemon registered a range with the other medium's persist method"
 fi
 failed=0
