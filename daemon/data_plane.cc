@@ -80,12 +80,8 @@ StatusOr<std::unique_ptr<DataPlane>> DataPlane::Start(const HostPort &listen,
                           "to tcp");
     plane->provider_ =
         std::strcmp(ibv_get_device_name(peer->context()->device), "tcp0") == 0 ? "tcp" : "verbs";
-    // The tcp provider persists a range before it acknowledges a persistent
-    // flush; on verbs that needs DAX and direct write to PMem, which a region
-    // on a page-cache file does not have.
-    plane->persistence_ = persistence != Persistence::kAuto ? persistence
-                          : plane->provider_ == "tcp"       ? Persistence::kApm
-                                                            : Persistence::kGpspm;
+    // kAuto is decided per region, by Expose.
+    plane->persistence_ = persistence;
     plane->peer_.emplace(std::move(*peer));
 
     auto cfg = rpma::ConnCfg::New();
@@ -141,8 +137,22 @@ void DataPlane::WatchFd(int fd, uint64_t tag) {
         Log().error("data plane: watching fd {} failed: {}", fd, strerror(errno));
 }
 
+Persistence DataPlane::MethodFor(const Region &region) const {
+    if (persistence_ != Persistence::kAuto)
+        return persistence_;
+    // The tcp provider persists a range before it acknowledges a persistent
+    // flush. On verbs the RNIC's write must land in the persistence domain
+    // by itself: true where the CPU caches are in it (byte granularity,
+    // eADR), not on a page-cache file or where cache lines must be flushed
+    // (rpmad does that for a GPSPM request).
+    if (provider_ == "tcp" || region.granularity() == Granularity::kByte)
+        return Persistence::kApm;
+    return Persistence::kGpspm;
+}
+
 StatusOr<RegionAccess> DataPlane::Expose(std::shared_ptr<Region> region) {
-    if (persistence_ == Persistence::kApm && provider_ != "tcp" &&
+    const Persistence method = MethodFor(*region);
+    if (method == Persistence::kApm && provider_ != "tcp" &&
         region->granularity() == Granularity::kPage)
         return Status(StatusCode::kFailedPrecondition,
                       "region '" + region->name() +
@@ -154,7 +164,7 @@ StatusOr<RegionAccess> DataPlane::Expose(std::shared_ptr<Region> region) {
         return FromRpma(peer.error(), StatusCode::kResourceExhausted);
     int usage =
         RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-    if (persistence_ == Persistence::kApm)
+    if (method == Persistence::kApm)
         usage |= RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
     auto mr = rpma::MemoryRegion::Register(*peer, region->bytes(), usage);
     if (!mr.ok())
@@ -165,13 +175,13 @@ StatusOr<RegionAccess> DataPlane::Expose(std::shared_ptr<Region> region) {
     auto cfg = rpma::PeerCfg::New();
     if (!cfg.ok())
         return FromRpma(cfg.error());
-    if (auto set = cfg->SetDirectWriteToPmem(persistence_ == Persistence::kApm); !set.ok())
+    if (auto set = cfg->SetDirectWriteToPmem(method == Persistence::kApm); !set.ok())
         return FromRpma(set.error());
     auto region_descriptor = mr->Descriptor();
     auto cfg_descriptor = cfg->Descriptor();
     if (!region_descriptor.ok() || !cfg_descriptor.ok())
         return Status(StatusCode::kInternal, "describing region '" + region->name() + "' failed");
-    RegionAccess access{std::move(*region_descriptor), std::move(*cfg_descriptor), persistence_};
+    RegionAccess access{std::move(*region_descriptor), std::move(*cfg_descriptor), method};
     auto exposed = std::make_shared<ExposedRegion>(
         ExposedRegion{std::move(region), std::move(*peer), std::move(*mr), access});
     std::lock_guard lock(regions_mu_);

@@ -68,6 +68,10 @@ class DataPlane {
     // Registers `region` in a protection domain of its own. Connections for
     // it are accepted from then on.
     StatusOr<RegionAccess> Expose(std::shared_ptr<Region> region);
+    // How clients of `region` persist: the configured method, or with kAuto
+    // APM where a persistent flush reaches the persistence domain by itself
+    // (the tcp provider; on verbs, a byte-granularity region), else GPSPM.
+    Persistence MethodFor(const Region &region) const;
     // The access of an exposed region; NOT_FOUND otherwise.
     StatusOr<RegionAccess> Access(const std::string &region_name) const;
     // Disconnects the region's connections and deregisters it; returns once
@@ -117,6 +121,7 @@ class DataPlane {
     std::string provider_;
     std::string address_;
     std::string port_;
+    // As configured: kAuto is decided per region (MethodFor).
     Persistence persistence_ = Persistence::kAuto;
 
     // Declared in the order they must be destroyed last to first: links hold
