@@ -107,8 +107,9 @@ def check_overview(path, documented, codes):
         if len(line) > 80:
             fail("%s: rendered line %d is %d columns wide: %s" % (path, n, len(line), line))
     flat = " ".join(text.split())
-    for topic in ["RPMA_PROVIDER", "RPMA_TCP_INLINE_LINGER_US", "APM", "GPSPM", "Native flush",
-                  "THREAD SAFETY", "LOGGING", "OBJECTS AND THEIR LIFETIMES", "EXAMPLE"]:
+    for topic in ["RPMA_PROVIDER", "RPMA_TCP_INLINE_LINGER_US", "RPMA_TCP_TIMEOUT_MS",
+                  "RPMA_TCP_MAX_PENDING", "RPMA_TCP_MAX_HANDSHAKING", "APM", "GPSPM",
+                  "Native flush", "THREAD SAFETY", "LOGGING", "OBJECTS AND THEIR LIFETIMES", "EXAMPLE"]:
         if topic not in flat:
             fail("%s: says nothing about %s" % (path, topic))
     for code, value, _ in codes:

@@ -68,7 +68,9 @@ enum class Opcode : uint8_t {
     kReadResponse = 34,
     // Initiator to target: acknowledge what was applied now (the initiator
     // posted a request it will not send, which must not wait behind ACKs
-    // that nothing else would ask for).
+    // that nothing else would ask for; or it probes a quiet peer for
+    // liveness, tcp_liveness.h). Always answered, with a repeated ACK when
+    // nothing new was applied.
     kAckRequest = 35,
 };
 
