@@ -82,18 +82,20 @@ chroot $h /sbin/mkfs.ext4 -q -F -b 4096 /dev/pmem1 >/dev/ttyS0 2>&1 || fail "mkf
 mount -t ext4 /dev/pmem1 $h/mnt/pmempage || fail "mount /dev/pmem1 (ext4, no dax) on /mnt/pmempage"
 say "mounts: $(grep -E '^/dev/(pmem[01]|vda) ' /proc/mounts | tr '\n' ';')"
 
-# rpmad NAME PORT POOL [STORAGE]: control on PORT, data on PORT+1, more
-# storage: lines, debug logging (its own and rpma_core's, which names each
+# rpmad NAME PORT POOL [STORAGE]: control on PORT, data on PORT+1 (on
+# $data_ip, provider $provider, persistence $persistence), more storage:
+# lines, debug logging (its own and rpma_core's, which names each
 # registration's persist method).
+data_ip=10.0.2.15 provider=tcp persistence=apm
 rpmad() {
     mkdir -p "$h/$3" || fail "mkdir $3"
     cat >"$h/run/rpmad-$1.yaml" <<EOF
 control:
   listen: "10.0.2.15:$2"
 data:
-  listen: "10.0.2.15:$(($2 + 1))"
-  provider: tcp
-  persistence: apm
+  listen: "$data_ip:$(($2 + 1))"
+  provider: $provider
+  persistence: $persistence
 storage:
   pool_dir: $3$4
 logging:
@@ -105,6 +107,44 @@ EOF
         echo "GUEST-FAIL rpmad $1 exited with status $?"
     ) | while IFS= read -r line; do echo "$1| $line"; done >/dev/ttyS0 &
 }
+
+# The verbs provider (pmemvm.verbs=1): Soft-RoCE (rxe0 over dummy0, as in
+# tests/systemd_vm), an rpmad on verbs with GPSPM (the region store's
+# persist, cpu-flush on DAX) whose pool directory is on the DAX file system
+# too, and rpmactl in the guest (the host reaches only TCP) putting 1 MiB
+# and getting it back. Before the tcp daemons start, so that it does not
+# weigh on their latencies; it stays up, idle.
+verbs_check() {
+    local i state out rpmactl="chroot $h env RPMA_PROVIDER=verbs $RPMACTL --server 10.0.2.15:7330"
+    ip addr add 10.0.9.1/24 dev dummy0 && ip link set dummy0 up || fail "VERBS configure dummy0"
+    out=$(chroot $h rdma link add rxe0 type rxe netdev dummy0 2>&1) || fail "VERBS rdma link add rxe0: $out"
+    i=0
+    while ! grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null && [ $i -lt 100 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state || fail "VERBS rxe0 port 1 not ACTIVE"
+    [ "$mode" = fsdax ] || fail "VERBS runs with fsdax only"
+    data_ip=10.0.9.1 provider=verbs persistence=gpspm
+    rpmad daxverbs 7330 /mnt/dax/verbspool
+    data_ip=10.0.2.15 provider=tcp persistence=apm
+    i=0
+    until $rpmactl health >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -lt 120 ] || fail "VERBS rpmad on verbs did not answer in 60 s"
+        sleep 0.5
+    done
+    head -c 1048576 /dev/urandom >$h/run/verbs.in || fail "VERBS make the input"
+    out=$($rpmactl put /run/verbs.in verbsdata --size 1MiB 2>&1) || fail "VERBS put: $out"
+    out=$($rpmactl get verbsdata 1048576 /run/verbs.out 2>&1) || fail "VERBS get: $out"
+    cmp $h/run/verbs.in $h/run/verbs.out || fail "VERBS got other bytes back"
+    out=$($rpmactl region info verbsdata 2>&1) || fail "VERBS region info: $out"
+    echo "$out" | grep -q cpu-flush || fail "VERBS the region does not persist by cpu-flush: $out"
+    say "VERBS PASS: 1 MiB put and got back identical over rxe0 (rpmad on verbs, gpspm," \
+        "pool on ext4 -o dax, persist method cpu-flush)"
+}
+! grep -q "pmemvm.verbs=1" /proc/cmdline || verbs_check
+
 rpmad dax 7300 /mnt/dax/pool "$devdax"
 rpmad page 7310 /mnt/page/pool
 rpmad pmempage 7320 /mnt/pmempage/pool

@@ -9,12 +9,16 @@
 # fastest), and the console must show rpma_core's registration line naming
 # cpu-flush for the DAX daemon and msync for the others. See README.md.
 #
-#   run_pmem_vm.sh [--devdax] CLIENT RPMAD VM_LIB
+#   run_pmem_vm.sh [--devdax | --verbs RPMACTL] CLIENT RPMAD VM_LIB
 #
 # --devdax: the namespace is reconfigured as device DAX (ndctl
 #   create-namespace -m devdax: /dev/dax0.0) instead of fsdax; the DAX rpmad
 #   serves a storage.devdax_regions region on it, and must refuse another
 #   entry whose path is a regular file.
+# --verbs RPMACTL: fsdax, and before the tcp daemons the guest sets up
+#   Soft-RoCE (rxe0 over dummy0) and runs an rpmad on verbs (GPSPM, pool
+#   directory on the DAX file system) and RPMACTL against it in the guest:
+#   1 MiB put and got back identical, the region's persist method cpu-flush.
 # CLIENT: pmem_vm_client; RPMAD: the daemon; VM_LIB: tests/vm/vm_lib.sh.
 # Environment: PMEMVM_ITERATIONS (default 200) recorded write+persists on
 # each; PMEMVM_KEEP=<dir> keeps the console; VM_KERNEL_VERSION, VM_QEMU,
@@ -22,9 +26,13 @@
 # Exit status: 0 on success, 1 on a failure, 2 on a missing prerequisite.
 set -euo pipefail
 
-mode=fsdax
-[ "${1:-}" != --devdax ] || { mode=devdax && shift; }
-[ $# = 3 ] || { echo "usage: $0 [--devdax] CLIENT RPMAD VM_LIB" >&2; exit 2; }
+usage="usage: $0 [--devdax | --verbs RPMACTL] CLIENT RPMAD VM_LIB"
+mode=fsdax verbs=0 rpmactl=""
+case ${1:-} in
+--devdax) mode=devdax && shift ;;
+--verbs) verbs=1 && rpmactl=$(realpath "${2:?$usage}") && shift 2 ;;
+esac
+[ $# = 3 ] || { echo "$usage" >&2; exit 2; }
 client=$(realpath "$1")
 rpmad=$(realpath "$2")
 # shellcheck source=../vm/vm_lib.sh
@@ -38,6 +46,10 @@ command -v "$qemu" >/dev/null || vm_die "$qemu not found: $VM_INSTALL_HINT (pack
 for c in cpio modprobe objcopy mkfs.ext4 timeout; do
     command -v $c >/dev/null || vm_die "$c not found: $VM_INSTALL_HINT"
 done
+[ $verbs = 0 ] || command -v rdma >/dev/null ||
+    vm_die "rdma not found (the guest runs the host's): $VM_INSTALL_HINT (package iproute2)"
+[ $verbs = 0 ] || ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-*.so >/dev/null 2>&1 ||
+    vm_die "no Soft-RoCE provider for libibverbs: $VM_INSTALL_HINT (package ibverbs-providers)"
 [ $mode = fsdax ] || command -v ndctl >/dev/null ||
     vm_die "ndctl not found (the guest runs the host's): $VM_INSTALL_HINT (package ndctl)"
 busybox=$(command -v busybox) || vm_die "busybox not found: $VM_INSTALL_HINT (package busybox-static)"
@@ -66,7 +78,7 @@ extract_pid=$!
 ir=$work/initramfs
 mkdir -p "$ir"/{bin,mods,proc,sys,dev,host}
 cp "$busybox" "$ir/bin/busybox"
-for a in sh mount insmod cat sed mkdir chroot ip poweroff sleep grep tr readlink basename; do
+for a in sh mount insmod cat sed mkdir chroot ip poweroff sleep grep tr readlink basename head cmp; do
     ln -s busybox "$ir/bin/$a"
 done
 # virtio (PCI), 9p for the host's root, the disk, ext4, the network, and the
@@ -74,7 +86,11 @@ done
 # gives /dev/pmem0, dax_pmem and device_dax serve it as /dev/dax0.0 once
 # ndctl made it device DAX. Each closed over its dependencies by the host's
 # modprobe.
-for m in virtio_pci 9pnet_virtio 9p virtio_blk ext4 virtio_net nd_e820 nd_pmem dax_pmem device_dax; do
+# With --verbs: Soft-RoCE (rdma_rxe over dummy), uverbs and the RDMA CM.
+verbs_modules=()
+[ $verbs = 0 ] || verbs_modules=(dummy rdma_rxe ib_uverbs rdma_ucm)
+for m in virtio_pci 9pnet_virtio 9p virtio_blk ext4 virtio_net nd_e820 nd_pmem dax_pmem device_dax \
+    ${verbs_modules[@]+"${verbs_modules[@]}"}; do
     modprobe -C /dev/null -S "$kver" --ignore-install --show-depends "$m" ||
         vm_die "kernel module $m of $kver not found: $VM_INSTALL_HINT (linux-image-amd64)"
 done | while read -r kind path _; do
@@ -93,7 +109,7 @@ done | while read -r kind path _; do
     echo "$name" >>"$ir/mods/order"
 done
 install -m 0755 "$here/guest_init.sh" "$ir/init"
-echo "RPMAD='$rpmad'" >"$ir/pmemvm.conf"
+printf "RPMAD='%s'\nRPMACTL='%s'\n" "$rpmad" "$rpmactl" >"$ir/pmemvm.conf"
 (cd "$ir" && find . -mindepth 1 | cpio -o -H newc --quiet) >"$work/initramfs.cpio"
 
 # The page-cache disk: ext4 in a host file (cache=none as in tests/powercut:
@@ -141,7 +157,7 @@ for attempt in 1 2 3 4 5; do
     "$qemu" -accel "${VM_ACCEL:-tcg}" -machine pc -cpu qemu64 -m 768M -smp 1 \
         -nodefaults -no-user-config -display none -no-reboot ${bios[@]+"${bios[@]}"} \
         -kernel "$boot" -initrd "$work/initramfs.cpio" \
-        -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 cryptomgr.notests memmap=128M!512M memmap=64M!704M pmemvm.mode=$mode" \
+        -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 cryptomgr.notests memmap=128M!512M memmap=64M!704M pmemvm.mode=$mode pmemvm.verbs=$verbs" \
         -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
         -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
         -drive "file=$work/disk.img,format=raw,if=none,id=page,cache=none,aio=threads" \
@@ -196,6 +212,11 @@ for want in "dax\\| .*registered .* persists by cpu-flush" "page\\| .*registered
 done
 if grep -E "^dax\|.*persists by msync|^(pmem)?page\|.*persists by cpu-flush" <<<"$console"; then
     fail_with_console "a daemon registered a range with the other medium's persist method"
+fi
+if [ $verbs = 1 ]; then
+    line=$(grep '^PMEMVM VERBS PASS' <<<"$console") ||
+        fail_with_console "the guest's verbs check did not pass"
+    echo "guest: $line"
 fi
 failed=0
 echo "pmemvm: PASS"
