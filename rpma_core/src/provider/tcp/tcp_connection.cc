@@ -532,7 +532,7 @@ void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
                 }
                 break;
             case PeerWatch::Verdict::kDead:
-                RPMA_LOG_ERROR(
+                RPMA_LOG_ERROR_RATELIMITED(
                     "connection to %s lost: no progress from the peer for %d ms while %s (a "
                     "stopped process or a vanished host?); the oldest request completes with "
                     "IBV_WC_RETRY_EXC_ERR (%s sets the bound)",
@@ -645,14 +645,15 @@ void Connection::OnTimer() {
             return;
         case TimerPurpose::kHandshake:
             if (state_ == State::kAwaitingRequest) {
-                RPMA_LOG_INFO(
+                RPMA_LOG_INFO_RATELIMITED(
                     "%s opened a connection but sent no connection request within "
                     "%d ms; closing it",
                     peer_.c_str(), kPassiveHandshakeTimeoutMs);
                 CloseNow();
             } else if (state_ == State::kAwaitingRtu) {
-                RPMA_LOG_ERROR("%s did not confirm the accepted connection within %d ms",
-                               peer_.c_str(), kPassiveHandshakeTimeoutMs);
+                RPMA_LOG_ERROR_RATELIMITED(
+                    "%s did not confirm the accepted connection within %d ms", peer_.c_str(),
+                    kPassiveHandshakeTimeoutMs);
                 Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
             }
             return;
@@ -668,8 +669,9 @@ void Connection::OnTimer() {
             return;
         case TimerPurpose::kLinger:
             if (state_ == State::kDisconnecting) {
-                RPMA_LOG_NOTICE("%s did not complete the disconnect within %d ms; closing",
-                                peer_.c_str(), kDisconnectTimeoutMs);
+                RPMA_LOG_NOTICE_RATELIMITED(
+                    "%s did not complete the disconnect within %d ms; closing", peer_.c_str(),
+                    kDisconnectTimeoutMs);
                 FinishDisconnect();
             } else if (state_ == State::kClosing) {
                 CloseNow();
@@ -959,8 +961,8 @@ void Connection::OnConnectRequest() {
         if (!wire::HasMagic(in_.small.data(), in_.payload_length))
             return ProtocolError("a connection request of another protocol");
         // rpma of another version: tell it, so that it reports REJECTED.
-        RPMA_LOG_NOTICE("rejecting the connection request from %s: another version of rpma",
-                        peer_.c_str());
+        RPMA_LOG_NOTICE_RATELIMITED(
+            "rejecting the connection request from %s: another version of rpma", peer_.c_str());
         OutboundMessage reject;
         reject.header.opcode = wire::Opcode::kReject;
         out_.Push(std::move(reject));
@@ -1923,7 +1925,7 @@ bool Connection::IsLive() const {
 void Connection::RejectRequest(ibv_wc_status status, const char *why) {
     if (state_ == State::kClosing || state_ == State::kClosed)
         return;
-    RPMA_LOG_ERROR(
+    RPMA_LOG_ERROR_RATELIMITED(
         "refusing %s request %llu from %s (rkey %#x, address %#llx, length %u): %s; "
         "breaking the connection",
         wire::OpcodeName(in_.header.opcode), static_cast<unsigned long long>(in_.header.sequence),
@@ -1966,7 +1968,7 @@ void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {
 void Connection::ProtocolError(const char *why) {
     if (state_ == State::kAwaitingRequest || state_ == State::kAwaitingReply)
         return NotAnRpmaPeer(why);
-    RPMA_LOG_ERROR(
+    RPMA_LOG_ERROR_RATELIMITED(
         "protocol violation by %s (%s, last header %s, connection %s); breaking the "
         "connection",
         peer_.c_str(), why, wire::OpcodeName(in_.header.opcode), StateName(state_));
@@ -1983,7 +1985,8 @@ void Connection::NotAnRpmaPeer(const char *why) {
     } else {
         // A stranger knocking (a scanner, a misdirected client): one quiet
         // line, nothing allocated for it survives.
-        RPMA_LOG_INFO("%s is not an rpma client (%s); closing its connection", peer_.c_str(), why);
+        RPMA_LOG_INFO_RATELIMITED("%s is not an rpma client (%s); closing its connection",
+                                  peer_.c_str(), why);
     }
     CloseNow();
 }
@@ -2012,12 +2015,13 @@ void Connection::OnPeerGone(int error) {
         case State::kClosed:
             return;
         case State::kAwaitingRequest:
-            RPMA_LOG_INFO("%s closed the connection before sending a request (%s)", peer_.c_str(),
-                          reason);
+            RPMA_LOG_INFO_RATELIMITED("%s closed the connection before sending a request (%s)",
+                                      peer_.c_str(), reason);
             CloseNow();
             return;
         case State::kRequestQueued:
-            RPMA_LOG_NOTICE("%s withdrew its connection request (%s)", peer_.c_str(), reason);
+            RPMA_LOG_NOTICE_RATELIMITED("%s withdrew its connection request (%s)", peer_.c_str(),
+                                        reason);
             request_failed_ = true;
             CloseNow();
             return;
@@ -2027,11 +2031,12 @@ void Connection::OnPeerGone(int error) {
             return NotAnRpmaPeer(reason);
         case State::kConnecting:
         case State::kAwaitingRtu:
-            RPMA_LOG_ERROR("connection to %s failed during the handshake (%s)", peer_.c_str(),
-                           reason);
+            RPMA_LOG_ERROR_RATELIMITED("connection to %s failed during the handshake (%s)",
+                                       peer_.c_str(), reason);
             break;
         case State::kEstablished:
-            RPMA_LOG_ERROR("connection to %s lost: %s without a disconnect", peer_.c_str(), reason);
+            RPMA_LOG_ERROR_RATELIMITED("connection to %s lost: %s without a disconnect",
+                                       peer_.c_str(), reason);
             break;
     }
     Fail(IBV_WC_RETRY_EXC_ERR, /*send_nothing=*/true);
