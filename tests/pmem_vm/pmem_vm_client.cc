@@ -5,7 +5,7 @@
 // (ext4 on a virtio disk) and "page-cache-on-pmem" (ext4 without dax on
 // /dev/pmem1: the same medium as DAX, through the page cache).
 //
-//   pmem_vm_client wait --control HOST:PORT [--timeout-s S]
+//   pmem_vm_client wait --control HOST:PORT... [--timeout-s S]
 //   pmem_vm_client run  --dax-control A --dax-data A --page-control A --page-data A
 //                       --pmem-page-control A --pmem-page-data A [--iterations N]
 //                       [--devdax-region NAME --not-dax-region NAME]
@@ -249,10 +249,11 @@ int Run(std::vector<Daemon> &daemons, int iterations, const std::string &not_dax
 int main(int argc, char **argv) {
     CLI::App app{"pmem_vm_client: the host side of the emulated-PMem VM test"};
     app.require_subcommand(1);
-    std::string control;
+    std::vector<std::string> controls;
     int timeout_s = 120;
-    CLI::App *wait = app.add_subcommand("wait", "Wait until rpmad answers");
-    wait->add_option("--control", control, "rpmad's control plane")->required();
+    CLI::App *wait = app.add_subcommand("wait", "Wait until every rpmad answers");
+    wait->add_option("--control", controls, "an rpmad's control plane (repeat for more)")
+        ->required();
     wait->add_option("--timeout-s", timeout_s, "how long to wait");
 
     std::vector<Daemon> daemons(3);
@@ -283,8 +284,13 @@ int main(int argc, char **argv) {
                     "a devdax region on a regular file, which the DAX rpmad must refuse");
     CLI11_PARSE(app, argc, argv);
 
-    if (wait->parsed())
-        return WaitForDaemon(control, timeout_s);
+    if (wait->parsed()) {
+        // One after the other, each within the timeout: they start together.
+        for (const std::string &control : controls)
+            if (int rc = WaitForDaemon(control, timeout_s); rc != 0)
+                return rc;
+        return 0;
+    }
     if (!devdax.empty()) {
         daemons[0].label = "devdax";
         daemons[0].region_name = devdax;

@@ -15,10 +15,11 @@
 #   create-namespace -m devdax: /dev/dax0.0) instead of fsdax; the DAX rpmad
 #   serves a storage.devdax_regions region on it, and must refuse another
 #   entry whose path is a regular file.
-# --verbs RPMACTL: fsdax, and before the tcp daemons the guest sets up
-#   Soft-RoCE (rxe0 over dummy0) and runs an rpmad on verbs (GPSPM, pool
-#   directory on the DAX file system) and RPMACTL against it in the guest:
-#   1 MiB put and got back identical, the region's persist method cpu-flush.
+# --verbs RPMACTL: --devdax, and before the tcp daemons the guest sets up
+#   Soft-RoCE (rxe0 over dummy0) and runs an rpmad on verbs (GPSPM, a
+#   devdax region on a second range of /dev/dax0.0) and RPMACTL against it
+#   in the guest: 1 MiB put and got back identical, the region's persist
+#   method cpu-flush. (Not fsdax: ibv_reg_mr cannot pin fsdax pages.)
 # CLIENT: pmem_vm_client; RPMAD: the daemon; VM_LIB: tests/vm/vm_lib.sh.
 # Environment: PMEMVM_ITERATIONS (default 200) recorded write+persists on
 # each; PMEMVM_KEEP=<dir> keeps the console; VM_KERNEL_VERSION, VM_QEMU,
@@ -30,7 +31,7 @@ usage="usage: $0 [--devdax | --verbs RPMACTL] CLIENT RPMAD VM_LIB"
 mode=fsdax verbs=0 rpmactl=""
 case ${1:-} in
 --devdax) mode=devdax && shift ;;
---verbs) verbs=1 && rpmactl=$(realpath "${2:?$usage}") && shift 2 ;;
+--verbs) mode=devdax verbs=1 && rpmactl=$(realpath "${2:?$usage}") && shift 2 ;;
 esac
 [ $# = 3 ] || { echo "$usage" >&2; exit 2; }
 client=$(realpath "$1")
@@ -86,9 +87,11 @@ done
 # gives /dev/pmem0, dax_pmem and device_dax serve it as /dev/dax0.0 once
 # ndctl made it device DAX. Each closed over its dependencies by the host's
 # modprobe.
-# With --verbs: Soft-RoCE (rdma_rxe over dummy), uverbs and the RDMA CM.
+# With --verbs: Soft-RoCE (rdma_rxe over dummy), uverbs and the RDMA CM;
+# crc32_generic for rxe's ICRC (the kernel asks for "crc32" by name when
+# rxe0 is added, and nothing in the guest would load it on demand).
 verbs_modules=()
-[ $verbs = 0 ] || verbs_modules=(dummy rdma_rxe ib_uverbs rdma_ucm)
+[ $verbs = 0 ] || verbs_modules=(dummy crc32_generic rdma_rxe ib_uverbs rdma_ucm)
 for m in virtio_pci 9pnet_virtio 9p virtio_blk ext4 virtio_net nd_e820 nd_pmem dax_pmem device_dax \
     ${verbs_modules[@]+"${verbs_modules[@]}"}; do
     modprobe -C /dev/null -S "$kver" --ignore-install --show-depends "$m" ||
@@ -169,9 +172,8 @@ for attempt in 1 2 3 4 5; do
     dax_control=127.0.0.1:${ports[0]} dax_data=127.0.0.1:${ports[1]}
     page_control=127.0.0.1:${ports[2]} page_data=127.0.0.1:${ports[3]}
     pmem_page_control=127.0.0.1:${ports[4]} pmem_page_data=127.0.0.1:${ports[5]}
-    ( "$client" wait --control "$dax_control" --timeout-s 150 &&
-        "$client" wait --control "$page_control" --timeout-s 30 &&
-        "$client" wait --control "$pmem_page_control" --timeout-s 30 ) &
+    "$client" wait --control "$dax_control" --control "$page_control" \
+        --control "$pmem_page_control" --timeout-s 150 &
     waiter=$! ended="" rc=0
     wait -n -p ended "$waiter" "$qemu_pid" || rc=$?
     if [ "$ended" = "$waiter" ]; then
