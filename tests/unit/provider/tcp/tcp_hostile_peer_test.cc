@@ -23,23 +23,6 @@ namespace {
 // A child process's whole scenario, hang included, ends within this.
 constexpr unsigned kChildAlarmSeconds = 20;
 
-// In a death test's child: bounded by an alarm. gtest prints nothing
-// there, so ExitChild hands the failures to the parent's report through
-// stderr, which the parent captures.
-void InChild() {
-    alarm(kChildAlarmSeconds);
-}
-[[noreturn]] void ExitChild() {
-    const ::testing::TestResult *result =
-        ::testing::UnitTest::GetInstance()->current_test_info()->result();
-    for (int i = 0; i < result->total_part_count(); ++i) {
-        const ::testing::TestPartResult &part = result->GetTestPartResult(i);
-        if (part.failed())
-            fprintf(stderr, "%s:%d: %s\n", part.file_name(), part.line_number(), part.message());
-    }
-    _exit(::testing::Test::HasFailure() ? 1 : 0);
-}
-
 // Waits (bounded, without sleeping) until the provider wrote `value` at `at`.
 bool WaitForByte(const uint8_t *at, uint8_t value) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
@@ -151,7 +134,7 @@ TEST_F(TcpHostilePeer, QueuePairDestroyedDuringReadResponseLeavesProcessWorking)
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(
         {
-            InChild();
+            InChild(kChildAlarmSeconds);
             ReadInterruptedByQueuePairDestruction();
             ExitChild();
         },

@@ -52,23 +52,6 @@ constexpr size_t kMaxLogLines = 40;
 // Fds a listener may open besides those its bounds account for.
 constexpr size_t kSlackFds = 4;
 
-// In a death test's child: bounded by an alarm. gtest prints nothing
-// there, so ExitChild hands the failures to the parent's report through
-// stderr, which the parent captures. (As tcp_hostile_peer_test.cc does.)
-void InChild() {
-    alarm(kChildAlarmSeconds);
-}
-[[noreturn]] void ExitChild() {
-    const ::testing::TestResult *result =
-        ::testing::UnitTest::GetInstance()->current_test_info()->result();
-    for (int i = 0; i < result->total_part_count(); ++i) {
-        const ::testing::TestPartResult &part = result->GetTestPartResult(i);
-        if (part.failed())
-            fprintf(stderr, "%s:%d: %s\n", part.file_name(), part.line_number(), part.message());
-    }
-    _exit(::testing::Test::HasFailure() ? 1 : 0);
-}
-
 // Every log line of the provider, captured through rpma_log_set_function.
 std::mutex log_mu;
 std::vector<std::string> log_lines;
@@ -381,7 +364,7 @@ TEST_F(TcpListenerLimits, ConnectionRequestsBeyondTheBoundAreRejectedAtOnce) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(
         {
-            InChild();
+            InChild(kChildAlarmSeconds);
             RequestsBeyondTheBound();
             ExitChild();
         },
@@ -395,7 +378,7 @@ TEST_F(TcpListenerLimits, SilentConnectionsBeyondTheBoundCloseTheOldest) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(
         {
-            InChild();
+            InChild(kChildAlarmSeconds);
             SilentConnectionsBeyondTheBound();
             ExitChild();
         },
@@ -411,7 +394,7 @@ TEST_F(TcpListenerLimits, OutOfFileDescriptorsNeitherSpinsNorFloodsTheLog) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(
         {
-            InChild();
+            InChild(kChildAlarmSeconds);
             OutOfFileDescriptors();
             ExitChild();
         },

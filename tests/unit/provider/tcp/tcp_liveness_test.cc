@@ -18,6 +18,7 @@
 
 #include "librpma.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
+#include "tests/unit/log_capture.h"
 #include "tests/unit/provider/tcp/tcp_raw_peer.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
@@ -45,42 +46,7 @@ long long MillisecondsSince(Clock::time_point start) {
     return std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
 }
 
-// Records what the library logs while alive.
-class LogCapture {
-  public:
-    LogCapture() {
-        Messages().clear();
-        rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_DEBUG);
-        rpma_log_set_function(&Record);
-    }
-    ~LogCapture() {
-        rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION);
-        rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_WARNING);
-    }
-    LogCapture(const LogCapture &) = delete;
-    LogCapture &operator=(const LogCapture &) = delete;
-    std::string Text() const {
-        std::string text;
-        for (const std::string &message : Messages())
-            text += message + "\n";
-        return text;
-    }
-
-  private:
-    static std::vector<std::string> &Messages() {
-        static std::vector<std::string> messages;
-        return messages;
-    }
-    static void Record(enum rpma_log_level, const char *, const int, const char *,
-                       const char *format, ...) {
-        char message[1024];
-        va_list args;
-        va_start(args, format);
-        vsnprintf(message, sizeof(message), format, args);
-        va_end(args);
-        Messages().push_back(message);
-    }
-};
+using rpma_test::LogCapture;
 
 // The environment variable for the length of one test.
 class ScopedEnv {

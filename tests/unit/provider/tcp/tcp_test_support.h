@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -275,6 +277,24 @@ class ConnectedPair : public ::testing::Test {
     Endpoint server;
     std::vector<uint8_t> client_established_data;
 };
+
+// Scenarios that may hang or exhaust the process run in a death test's
+// child. InChild bounds the child by an alarm; gtest prints nothing there,
+// so ExitChild hands the failures to the parent's report through stderr,
+// which the parent captures.
+inline void InChild(unsigned alarm_seconds) {
+    alarm(alarm_seconds);
+}
+[[noreturn]] inline void ExitChild() {
+    const ::testing::TestResult *result =
+        ::testing::UnitTest::GetInstance()->current_test_info()->result();
+    for (int i = 0; i < result->total_part_count(); ++i) {
+        const ::testing::TestPartResult &part = result->GetTestPartResult(i);
+        if (part.failed())
+            fprintf(stderr, "%s:%d: %s\n", part.file_name(), part.line_number(), part.message());
+    }
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+}
 
 }  // namespace rpma::provider::tcp::testing
 

@@ -6,7 +6,7 @@
 #include <cerrno>
 
 #include "rpma_core/src/provider/verbs/verbs_device.h"
-#include "tests/unit/provider/verbs/log_capture.h"
+#include "tests/unit/log_capture.h"
 
 namespace rpma::provider::verbs {
 namespace {
@@ -28,7 +28,7 @@ class LookupWithoutRdma : public ::testing::Test {
 };
 
 TEST_F(LookupWithoutRdma, LocalAddressFailsWithEnodevAndNamesTheWayOut) {
-    testing::LogCapture log;
+    rpma_test::LogCapture log;
     ibv_context *ctx = nullptr;
     EXPECT_EQ(LookupDevice("127.0.0.1", /*local=*/true, &ctx), ENODEV);
     EXPECT_EQ(ctx, nullptr);
@@ -37,7 +37,7 @@ TEST_F(LookupWithoutRdma, LocalAddressFailsWithEnodevAndNamesTheWayOut) {
 }
 
 TEST_F(LookupWithoutRdma, RemoteAddressFailsWithEnodev) {
-    testing::LogCapture log;
+    rpma_test::LogCapture log;
     ibv_context *ctx = nullptr;
     EXPECT_EQ(LookupDevice("192.0.2.1", /*local=*/false, &ctx), ENODEV);
     EXPECT_EQ(ctx, nullptr);

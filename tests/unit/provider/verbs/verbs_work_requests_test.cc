@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "tests/unit/provider/verbs/log_capture.h"
+#include "tests/unit/log_capture.h"
 
 namespace rpma::provider::verbs {
 namespace {
@@ -56,13 +56,13 @@ TEST(FencedInlineWrite, UnsignaledKeepsInlineAndFence) {
 }
 
 TEST(ReportPostFailure, SuccessIsSilent) {
-    testing::LogCapture log;
+    rpma_test::LogCapture log;
     EXPECT_EQ(ReportPostFailure(0, "a send"), 0);
     EXPECT_EQ(log.Text(), "");
 }
 
 TEST(ReportPostFailure, FullQueueSaysToPollOrGrowTheQueue) {
-    testing::LogCapture log;
+    rpma_test::LogCapture log;
     EXPECT_EQ(ReportPostFailure(ENOMEM, "a send"), ENOMEM);
     EXPECT_NE(log.Text().find("a send"), std::string::npos) << log.Text();
     EXPECT_NE(log.Text().find("queue is full"), std::string::npos) << log.Text();

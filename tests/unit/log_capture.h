@@ -1,6 +1,6 @@
-// Collects what the library logs while a test runs.
-#ifndef TESTS_UNIT_PROVIDER_VERBS_LOG_CAPTURE_H
-#define TESTS_UNIT_PROVIDER_VERBS_LOG_CAPTURE_H
+// Collects what the library logs while a test runs (any provider).
+#ifndef TESTS_UNIT_LOG_CAPTURE_H
+#define TESTS_UNIT_LOG_CAPTURE_H
 
 #include <cstdarg>
 #include <cstdio>
@@ -9,7 +9,7 @@
 
 #include "librpma.h"
 
-namespace rpma::provider::verbs::testing {
+namespace rpma_test {
 
 // While alive, every message of every level is recorded instead of logged.
 class LogCapture {
@@ -25,6 +25,14 @@ class LogCapture {
     }
     LogCapture(const LogCapture &) = delete;
     LogCapture &operator=(const LogCapture &) = delete;
+
+    // Whether a recorded message contains `part`.
+    bool Contains(const std::string &part) const {
+        for (const std::string &message : Messages())
+            if (message.find(part) != std::string::npos)
+                return true;
+        return false;
+    }
 
     // Everything recorded, one message per line.
     std::string Text() const {
@@ -50,6 +58,6 @@ class LogCapture {
     }
 };
 
-}  // namespace rpma::provider::verbs::testing
+}  // namespace rpma_test
 
-#endif  // TESTS_UNIT_PROVIDER_VERBS_LOG_CAPTURE_H
+#endif  // TESTS_UNIT_LOG_CAPTURE_H
