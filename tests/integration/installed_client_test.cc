@@ -82,6 +82,20 @@ class InstalledClientTest : public ::testing::Test {
         return exe;
     }
 
+    // Runs an example built by Compile with `args` and the three daemons'
+    // addresses; each replica must report `bytes` verified.
+    void ExpectVerifiedOnEach(std::vector<std::string> argv, size_t bytes) {
+        for (const auto &d : daemons_)
+            argv.push_back(d->control());
+        std::string out;
+        ASSERT_TRUE(RunToEnd(argv, &out, {"LD_LIBRARY_PATH=" + prefix_ + "/lib"}));
+        for (size_t r = 0; r < daemons_.size(); ++r)
+            EXPECT_NE(out.find("replica " + std::to_string(r) + " (" + daemons_[r]->control() +
+                               "): " + std::to_string(bytes) + " bytes verified"),
+                      std::string::npos)
+                << out;
+    }
+
     std::string prefix_;
     std::vector<std::unique_ptr<Rpmad>> daemons_;
 };
@@ -129,32 +143,14 @@ TEST_F(InstalledClientTest, CExampleBuiltWithTheSystemCompilerReplicatesAFile) {
         Compile("/usr/bin/cc", {"-std=c11"}, "client/examples/replicate_file.c");
     const std::string file = TempPath("input.bin");
     std::ofstream(file, std::ios::binary) << std::string(300000, 'r') << "end";
-    std::vector<std::string> argv = {exe, file, "from-installed-c"};
-    for (const auto &d : daemons_)
-        argv.push_back(d->control());
-    std::string out;
-    ASSERT_TRUE(RunToEnd(argv, &out, {"LD_LIBRARY_PATH=" + prefix_ + "/lib"}));
-    for (size_t r = 0; r < 3; ++r)
-        EXPECT_NE(out.find("replica " + std::to_string(r) + " (" + daemons_[r]->control() +
-                           "): 300003 bytes verified"),
-                  std::string::npos)
-            << out;
+    ExpectVerifiedOnEach({exe, file, "from-installed-c"}, 300003);
 }
 
 TEST_F(InstalledClientTest, CppExampleBuiltWithTheSystemCompilerReplicatesABuffer) {
     StartThree();
     const std::string exe =
         Compile("/usr/bin/c++", {"-std=c++20"}, "client/examples/replicate_buffer.cc");
-    std::vector<std::string> argv = {exe, "from-installed-cpp"};
-    for (const auto &d : daemons_)
-        argv.push_back(d->control());
-    std::string out;
-    ASSERT_TRUE(RunToEnd(argv, &out, {"LD_LIBRARY_PATH=" + prefix_ + "/lib"}));
-    for (size_t r = 0; r < 3; ++r)
-        EXPECT_NE(out.find("replica " + std::to_string(r) + " (" + daemons_[r]->control() +
-                           "): 1048576 bytes verified"),
-                  std::string::npos)
-            << out;
+    ExpectVerifiedOnEach({exe, "from-installed-cpp"}, 1 << 20);
     // A daemon that is not there: the example says so and fails.
     std::string error;
     auto refused =
