@@ -167,11 +167,23 @@ StatusOr<RegionAccess> DataPlane::Expose(std::shared_ptr<Region> region) {
     if (method == Persistence::kApm)
         usage |= RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
     auto mr = rpma::MemoryRegion::Register(*peer, region->bytes(), usage);
-    if (!mr.ok())
+    if (!mr.ok()) {
+        // The kernel pins fsdax pages for an RNIC only with on-demand
+        // paging (ibv_reg_mr: EOPNOTSUPP, RPMA_E_PROVIDER); device DAX it
+        // pins. Out of locked memory is RPMA_E_NOMEM.
+        if (mr.error().code() == RPMA_E_PROVIDER && provider_ != "tcp" &&
+            region->granularity() != Granularity::kPage)
+            return Status(StatusCode::kFailedPrecondition,
+                          "registering region '" + region->name() + "' failed (" +
+                              mr.error().message() +
+                              "): this RDMA device cannot pin pages of a DAX file system; "
+                              "serve the PMem as device DAX (storage.devdax_regions) or use a "
+                              "device with on-demand paging");
         return Status(StatusCode::kResourceExhausted,
                       "registering region '" + region->name() + "' failed (" +
                           mr.error().message() +
                           "): raise the memlock limit (LimitMEMLOCK=infinity)");
+    }
     auto cfg = rpma::PeerCfg::New();
     if (!cfg.ok())
         return FromRpma(cfg.error());
