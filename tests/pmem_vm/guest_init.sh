@@ -82,6 +82,32 @@ chroot $h /sbin/mkfs.ext4 -q -F -b 4096 /dev/pmem1 >/dev/ttyS0 2>&1 || fail "mkf
 mount -t ext4 /dev/pmem1 $h/mnt/pmempage || fail "mount /dev/pmem1 (ext4, no dax) on /mnt/pmempage"
 say "mounts: $(grep -E '^/dev/(pmem[01]|vda) ' /proc/mounts | tr '\n' ';')"
 
+# The unit tests whose DAX cases need this medium, before any rpmad maps
+# it: the region store's (region_store_dax_check: RPMA_TEST_DAX_DIR on
+# fsdax, RPMA_TEST_DEVDAX on device DAX) and the tcp provider's persist
+# choice (tcp_persist_test: MAP_SYNC on fsdax, device DAX flushed from the
+# CPU caches). Their scratch files go to the page-cache disk.
+unit_check() {
+    local env filter out t only
+    mkdir -p $h/mnt/page/unit-tmp || fail "UNIT mkdir /mnt/page/unit-tmp"
+    if [ "$mode" = devdax ]; then
+        env=RPMA_TEST_DEVDAX=/dev/dax0.0 filter='DeviceDax.*'
+    else
+        mkdir -p $h/mnt/dax/unit || fail "UNIT mkdir /mnt/dax/unit"
+        env=RPMA_TEST_DAX_DIR=/mnt/dax/unit filter='Fsdax.*'
+    fi
+    for t in "$UNIT_STORE" "$UNIT_PERSIST"; do
+        only="--gtest_filter=*"
+        [ "$t" != "$UNIT_STORE" ] || only="--gtest_filter=$filter"
+        if ! out=$(chroot $h env TEST_TMPDIR=/mnt/page/unit-tmp "$env" "$t" "$only" 2>&1); then
+            echo "$out" | tail -n 40 >/dev/ttyS0
+            fail "UNIT $(basename "$t") failed on $mode"
+        fi
+        say "UNIT PASS $(basename "$t") on $mode ($env): $(echo "$out" | grep -E '^\[  PASSED  \]')"
+    done
+}
+unit_check
+
 # rpmad NAME PORT POOL [STORAGE]: control on PORT, data on PORT+1 (on
 # $data_ip, provider $provider, persistence $persistence), more storage:
 # lines, debug logging (its own and rpma_core's, which names each

@@ -7,7 +7,9 @@
 # method each region reports, puts and gets 1 MiB on each, measures the
 # 4 KiB write + persistent flush latency on all three (DAX must be the
 # fastest), and the console must show rpma_core's registration line naming
-# cpu-flush for the DAX daemon and msync for the others. See README.md.
+# cpu-flush for the DAX daemon and msync for the others. Before the rpmads,
+# the guest runs the region store's and the tcp provider's persist unit
+# tests with their DAX cases on the medium. See README.md.
 #
 #   run_pmem_vm.sh [--devdax | --verbs RPMACTL] CLIENT RPMAD VM_LIB
 #
@@ -39,6 +41,11 @@ rpmad=$(realpath "$2")
 # shellcheck source=../vm/vm_lib.sh
 source "$3" # vm_die, vm_kernel_version, vm_extract_vmlinux, VM_INSTALL_HINT
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The unit tests the guest runs on the medium (guest_init.sh: unit_check),
+# from the test's runfiles.
+runfiles=${TEST_SRCDIR:-$here/../..}/${TEST_WORKSPACE:-}
+unit_store=$(realpath "$runfiles/tests/unit/daemon/region_store_dax_check")
+unit_persist=$(realpath "$runfiles/tests/unit/provider/tcp/tcp_persist_test")
 iterations=${PMEMVM_ITERATIONS:-200}
 
 # --- prerequisites: a missing one fails the test (exit 2), never skips it -----
@@ -112,7 +119,8 @@ done | while read -r kind path _; do
     echo "$name" >>"$ir/mods/order"
 done
 install -m 0755 "$here/guest_init.sh" "$ir/init"
-printf "RPMAD='%s'\nRPMACTL='%s'\n" "$rpmad" "$rpmactl" >"$ir/pmemvm.conf"
+printf "RPMAD='%s'\nRPMACTL='%s'\nUNIT_STORE='%s'\nUNIT_PERSIST='%s'\n" "$rpmad" "$rpmactl" \
+    "$unit_store" "$unit_persist" >"$ir/pmemvm.conf"
 (cd "$ir" && find . -mindepth 1 | cpio -o -H newc --quiet) >"$work/initramfs.cpio"
 
 # The page-cache disk: ext4 in a host file (cache=none as in tests/powercut:
@@ -215,6 +223,8 @@ done
 if grep -E "^dax\|.*persists by msync|^(pmem)?page\|.*persists by cpu-flush" <<<"$console"; then
     fail_with_console "a daemon registered a range with the other medium's persist method"
 fi
+[ "$(grep -c '^PMEMVM UNIT PASS' <<<"$console")" = 2 ] ||
+    fail_with_console "the guest did not pass both unit tests on $mode"
 if [ $verbs = 1 ]; then
     line=$(grep '^PMEMVM VERBS PASS' <<<"$console") ||
         fail_with_console "the guest's verbs check did not pass"

@@ -127,26 +127,6 @@ TEST_F(RegionStoreTest, APageCacheRegionIsHonestAboutPageGranularity) {
     EXPECT_EQ(list[0].backing, "file");
 }
 
-TEST_F(RegionStoreTest, ARegionOnFsdaxIsFlushedFromTheCpuCaches) {
-    // RPMA_TEST_DAX_DIR: a directory on an fsdax mount (the VM tier); here,
-    // without one, the same pool is the page-cache case above.
-    const char *dax_dir = std::getenv("RPMA_TEST_DAX_DIR");
-    if (dax_dir == nullptr) {
-        GTEST_SKIP() << "RPMA_TEST_DAX_DIR is not set (no fsdax mount on this machine)";
-    }
-    options_.pool_dir = std::string(dax_dir) + "/region_store_test_pool";
-    std::filesystem::remove_all(options_.pool_dir);
-    auto store = OpenOrDie(options_);
-    ASSERT_NE(store, nullptr);
-    StatusOr<std::shared_ptr<Region>> region = store->Create("r", kPage);
-    ASSERT_TRUE(region.ok()) << region.status().message();
-    EXPECT_NE((*region)->granularity(), Granularity::kPage);
-    std::vector<RegionInfo> list = store->List();
-    ASSERT_EQ(list.size(), 1u);
-    EXPECT_TRUE(list[0].persist_method == "cpu-flush" || list[0].persist_method == "fence")
-        << list[0].persist_method;
-}
-
 TEST_F(RegionStoreTest, PersistedBytesSurviveReopening) {
     uint64_t id = 0;
     int64_t created = 0;
@@ -661,37 +641,8 @@ TEST_F(RegionStoreTest, ADeviceDaxRegionCannotTakeTheNameOfAnother) {
     EXPECT_THAT(opened.status().message(), ::testing::HasSubstr("storage.devdax_regions: invalid"));
 }
 
-TEST_F(RegionStoreTest, ADeviceDaxRegionIsMappedByteOrCacheLineAndChecksItsRange) {
-    // RPMA_TEST_DEVDAX: a device-DAX device of at least 8 MiB (the VM tier).
-    const char *devdax = std::getenv("RPMA_TEST_DEVDAX");
-    if (devdax == nullptr) {
-        GTEST_SKIP() << "RPMA_TEST_DEVDAX is not set (no device DAX on this machine)";
-    }
-    constexpr uint64_t k2MiB = 2 << 20;
-    StatusOr<std::unique_ptr<RegionStore>> opened = RegionStore::Open(
-        options_, {DeviceDax("head", devdax, 0, k2MiB), DeviceDax("rest", devdax, k2MiB),
-                   DeviceDax("unaligned", devdax, 4096, k2MiB)});
-    ASSERT_TRUE(opened.ok()) << opened.status().message();
-    RegionStore &store = **opened;
-    StatusOr<std::shared_ptr<Region>> head = store.Get("head");
-    ASSERT_TRUE(head.ok()) << head.status().message();
-    EXPECT_EQ((*head)->size(), k2MiB);
-    EXPECT_NE((*head)->granularity(), Granularity::kPage);
-    std::span<std::byte> bytes = (*head)->bytes();
-    std::fill(bytes.begin(), bytes.begin() + kPage, std::byte{0x42});
-    EXPECT_TRUE((*head)->Persist(0, kPage).ok());
-    StatusOr<std::shared_ptr<Region>> rest = store.Get("rest");
-    ASSERT_TRUE(rest.ok()) << rest.status().message();
-    EXPECT_GT((*rest)->size(), 0u);  // to the end of the device
-    StatusOr<std::shared_ptr<Region>> unaligned = store.Get("unaligned");
-    EXPECT_THAT(unaligned.status().message(), ::testing::HasSubstr("multiples of the device's"));
-
-    opened.value().reset();
-    opened = RegionStore::Open(
-        options_, {DeviceDax("a", devdax, 0, 2 * k2MiB), DeviceDax("b", devdax, k2MiB)});
-    ASSERT_FALSE(opened.ok());
-    EXPECT_THAT(opened.status().message(), ::testing::HasSubstr("overlap on"));
-}
+// The same on real DAX (fsdax, device DAX): region_store_dax_check.cc, run
+// by the PMem VM tier.
 
 }  // namespace
 }  // namespace rpmad

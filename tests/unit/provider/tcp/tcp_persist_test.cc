@@ -27,6 +27,7 @@
 #include "librpma.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 #include "rpma_core/src/provider/tcp/tcp_persist.h"
+#include "tests/unit/log_capture.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
 #ifndef MAP_SHARED_VALIDATE
@@ -224,25 +225,8 @@ TEST(TcpPersistPlan, DeviceDaxIsFlushedFromTheCpuCachesAndOtherDevicesAreNot) {
 
 // ---- the choice is visible ------------------------------------------------------
 
-std::vector<std::string> &CapturedLog() {
-    static std::vector<std::string> lines;
-    return lines;
-}
-
-void Capture(enum rpma_log_level, const char *, const int, const char *, const char *format, ...) {
-    char line[1024];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(line, sizeof(line), format, args);
-    va_end(args);
-    CapturedLog().push_back(line);
-}
-
 TEST(TcpPersistLog, ARegistrationSaysAtDebugLevelHowItsRangeIsPersisted) {
-    enum rpma_log_level saved;
-    ASSERT_EQ(rpma_log_get_threshold(RPMA_LOG_THRESHOLD, &saved), 0);
-    ASSERT_EQ(rpma_log_set_threshold(RPMA_LOG_THRESHOLD, RPMA_LOG_LEVEL_DEBUG), 0);
-    ASSERT_EQ(rpma_log_set_function(Capture), 0);
+    rpma_test::LogCapture log;
     const size_t size = PageSize();
     const int fd = TemporaryFile(TestDir(), size);
     ASSERT_GE(fd, 0);
@@ -252,17 +236,13 @@ TEST(TcpPersistLog, ARegistrationSaysAtDebugLevelHowItsRangeIsPersisted) {
     std::shared_ptr<Region> region;
     ASSERT_EQ(table.Register(mapped, size, kRemoteAll, 1, &region), 0);
     table.Deregister(region);
-    rpma_log_set_function(RPMA_LOG_USE_DEFAULT_FUNCTION);
-    rpma_log_set_threshold(RPMA_LOG_THRESHOLD, saved);
     munmap(mapped, size);
     close(fd);
 
     const std::string expected =
         "a persistent flush persists by msync (shared mapping of " + TestDir();
-    const auto found =
-        std::find_if(CapturedLog().begin(), CapturedLog().end(),
-                     [&](const auto &line) { return line.find(expected) != std::string::npos; });
-    EXPECT_NE(found, CapturedLog().end()) << "no log line contains: " << expected;
+    EXPECT_TRUE(log.Contains(expected)) << "no log line contains: " << expected << "\n"
+                                        << log.Text();
 }
 
 // ---- a persistent flush writes the target's pages back ------------------------
