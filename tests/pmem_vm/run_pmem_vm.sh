@@ -39,7 +39,7 @@ esac
 client=$(realpath "$1")
 rpmad=$(realpath "$2")
 # shellcheck source=../vm/vm_lib.sh
-source "$3" # vm_die, vm_kernel_version, vm_extract_vmlinux, VM_INSTALL_HINT
+source "$3" # vm_die, vm_kernel_version, vm_extract_vmlinux, vm_copy_modules, VM_INSTALL_HINT
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The unit tests the guest runs on the medium (guest_init.sh: unit_check),
 # from the test's runfiles.
@@ -92,32 +92,14 @@ done
 # virtio (PCI), 9p for the host's root, the disk, ext4, the network, and the
 # legacy PMem: nd_e820 makes the memmap= range an NVDIMM region, nd_pmem
 # gives /dev/pmem0, dax_pmem and device_dax serve it as /dev/dax0.0 once
-# ndctl made it device DAX. Each closed over its dependencies by the host's
-# modprobe.
+# ndctl made it device DAX.
 # With --verbs: Soft-RoCE (rdma_rxe over dummy), uverbs and the RDMA CM;
 # crc32_generic for rxe's ICRC (the kernel asks for "crc32" by name when
 # rxe0 is added, and nothing in the guest would load it on demand).
 verbs_modules=()
 [ $verbs = 0 ] || verbs_modules=(dummy crc32_generic rdma_rxe ib_uverbs rdma_ucm)
-for m in virtio_pci 9pnet_virtio 9p virtio_blk ext4 virtio_net nd_e820 nd_pmem dax_pmem device_dax \
-    ${verbs_modules[@]+"${verbs_modules[@]}"}; do
-    modprobe -C /dev/null -S "$kver" --ignore-install --show-depends "$m" ||
-        vm_die "kernel module $m of $kver not found: $VM_INSTALL_HINT (linux-image-amd64)"
-done | while read -r kind path _; do
-    [ "$kind" = insmod ] || continue
-    name=$(basename "$path")
-    name=${name%%.ko*}
-    ! grep -qx "$name" "$ir/mods/order" 2>/dev/null || continue
-    case $path in
-    *.ko) cp "$path" "$ir/mods/$name.ko" ;;
-    *.ko.xz) xz -dc "$path" >"$ir/mods/$name.ko" ;;
-    *.ko.zst) zstd -dcq "$path" >"$ir/mods/$name.ko" ;;
-    *) vm_die "unexpected module file $path" ;;
-    esac
-    # Without its signature: checking it (RSA) is slow under TCG.
-    objcopy --strip-debug "$ir/mods/$name.ko"
-    echo "$name" >>"$ir/mods/order"
-done
+vm_copy_modules "$ir/mods" "$kver" virtio_pci 9pnet_virtio 9p virtio_blk ext4 virtio_net \
+    nd_e820 nd_pmem dax_pmem device_dax ${verbs_modules[@]+"${verbs_modules[@]}"}
 install -m 0755 "$here/guest_init.sh" "$ir/init"
 printf "RPMAD='%s'\nRPMACTL='%s'\nUNIT_STORE='%s'\nUNIT_PERSIST='%s'\n" "$rpmad" "$rpmactl" \
     "$unit_store" "$unit_persist" >"$ir/pmemvm.conf"

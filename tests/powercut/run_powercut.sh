@@ -38,7 +38,7 @@ done
 writer=$(realpath "$1")
 rpmad=$(realpath "$2")
 # shellcheck source=../vm/vm_lib.sh
-source "$3" # vm_die, vm_kernel_version, vm_extract_vmlinux, VM_INSTALL_HINT
+source "$3" # vm_die, vm_kernel_version, vm_extract_vmlinux, vm_copy_modules, VM_INSTALL_HINT
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 cycles=${POWERCUT_CYCLES:-$cycles}
@@ -87,28 +87,9 @@ ir=$work/initramfs
 mkdir -p "$ir"/{bin,mods,proc,sys,dev,host}
 cp "$busybox" "$ir/bin/busybox"
 for a in sh mount insmod cat cut sed mkdir chroot ip poweroff; do ln -s busybox "$ir/bin/$a"; done
-# virtio (PCI), 9p for the host's root, the disk, ext4 and the network, each
-# closed over its dependencies by the host's modprobe (its configuration
-# ignored) in the order insmod needs; from the initramfs, not over 9p.
-for m in virtio_pci 9pnet_virtio 9p virtio_blk ext4 virtio_net; do
-    modprobe -C /dev/null -S "$kver" --ignore-install --show-depends "$m" ||
-        vm_die "kernel module $m of $kver not found: $VM_INSTALL_HINT (linux-image-amd64)"
-done | while read -r kind path _; do
-    [ "$kind" = insmod ] || continue # "builtin x": nothing to load
-    name=$(basename "$path")
-    name=${name%%.ko*}
-    ! grep -qx "$name" "$ir/mods/order" 2>/dev/null || continue
-    case $path in
-    *.ko) cp "$path" "$ir/mods/$name.ko" ;;
-    *.ko.xz) xz -dc "$path" >"$ir/mods/$name.ko" ;;
-    *.ko.zst) zstd -dcq "$path" >"$ir/mods/$name.ko" ;;
-    *) vm_die "unexpected module file $path" ;;
-    esac
-    # Without its appended signature: checking it (RSA) is slow under TCG;
-    # Debian's kernel loads an unsigned module (and marks itself tainted).
-    objcopy --strip-debug "$ir/mods/$name.ko"
-    echo "$name" >>"$ir/mods/order"
-done
+# virtio (PCI), 9p for the host's root, the disk, ext4 and the network;
+# from the initramfs, not over 9p.
+vm_copy_modules "$ir/mods" "$kver" virtio_pci 9pnet_virtio 9p virtio_blk ext4 virtio_net
 install -m 0755 "$here/guest_init.sh" "$ir/init"
 echo "RPMAD='$rpmad'" >"$ir/powercut.conf"
 (cd "$ir" && find . -mindepth 1 | cpio -o -H newc --quiet) >"$work/initramfs.cpio"

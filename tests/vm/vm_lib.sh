@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# Shared by build_initrd.sh and run_vm.sh (sourced, bash).
+# Shared by the VM harnesses (sourced, bash): build_initrd.sh and run_vm.sh
+# here, tests/powercut and tests/pmem_vm.
 
 vm_die() {
     echo "vm: ERROR: $*" >&2
@@ -53,4 +54,33 @@ vm_extract_vmlinux() {
     done
     rm -f "$out"
     return 1
+}
+
+# vm_copy_modules DIR KVER MODULE...: the modules, each closed over its
+# dependencies by the host's modprobe (its configuration ignored), into
+# DIR/<name>.ko uncompressed and without their appended signatures (checking
+# one, RSA, is slow under TCG; Debian's kernel loads an unsigned module and
+# marks itself tainted), and their names in DIR/order in the order insmod
+# must load them. A module already in DIR/order is not copied again.
+vm_copy_modules() {
+    local dir=$1 kver=$2 m
+    shift 2
+    mkdir -p "$dir"
+    for m in "$@"; do
+        modprobe -C /dev/null -S "$kver" --ignore-install --show-depends "$m" ||
+            vm_die "kernel module $m of $kver not found: $VM_INSTALL_HINT (linux-image-amd64)"
+    done | while read -r kind path _; do
+        [ "$kind" = insmod ] || continue # "builtin x": nothing to load
+        name=$(basename "$path")
+        name=${name%%.ko*}
+        ! grep -qx "$name" "$dir/order" 2>/dev/null || continue
+        case $path in
+        *.ko) cp "$path" "$dir/$name.ko" ;;
+        *.ko.xz) xz -dc "$path" >"$dir/$name.ko" ;;
+        *.ko.zst) zstd -dcq "$path" >"$dir/$name.ko" ;;
+        *) vm_die "unexpected module file $path" ;;
+        esac
+        objcopy --strip-debug "$dir/$name.ko"
+        echo "$name" >>"$dir/order"
+    done
 }
