@@ -31,6 +31,7 @@
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
 #include "rpma/client/control_plane.h"
 #include "rpma/client/region.h"
+#include "tests/vm/wait_for_rpmad.h"
 
 namespace {
 
@@ -60,23 +61,11 @@ bool Fail(const Daemon &d, const std::string &why) {
     return false;
 }
 
-// Waits until rpmad answers GetStats on `control` (the VM is booting). gRPC
-// retries quickly: while the guest boots, qemu accepts the forwarded
-// connection and closes it, a transient failure.
+// Waits until rpmad answers on `control` (the VM is booting) and says which
+// provider it serves on.
 int WaitForDaemon(const std::string &control, int timeout_s) {
-    grpc::ChannelArguments arguments;
-    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    arguments.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    arguments.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-    arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 250);
-    auto channel =
-        grpc::CreateCustomChannel(control, grpc::InsecureChannelCredentials(), arguments);
-    auto stub = rpmad::v1::DaemonService::NewStub(channel);
-    grpc::ClientContext context;
-    context.set_wait_for_ready(true);
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout_s));
     rpmad::v1::Stats stats;
-    grpc::Status got = stub->GetStats(&context, rpmad::v1::GetStatsRequest(), &stats);
+    grpc::Status got = rpma::vm::WaitForRpmad(control, timeout_s, &stats);
     if (!got.ok()) {
         fprintf(stderr, "pmem_vm_client: rpmad at %s did not answer within %d s: %s\n",
                 control.c_str(), timeout_s, got.error_message().c_str());
