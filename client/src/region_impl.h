@@ -1,0 +1,289 @@
+// Region::Impl, private to the library: the replica set's members, the
+// fan-out and its waits (region.cc), and the resync of a failed replica
+// (region_resync.cc).
+#ifndef CLIENT_SRC_REGION_IMPL_H
+#define CLIENT_SRC_REGION_IMPL_H
+
+#include <poll.h>
+#include <time.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "plan.h"
+#include "replica.h"
+#include "rpma/client/region.h"
+
+namespace rpma::client {
+
+constexpr size_t kSlots = 8;
+constexpr size_t kSlotSize = size_t{1} << 20;
+constexpr size_t kStagingId = 0;
+// How long a wait for several replicas reads the likeliest one's connection
+// inline before it watches all of them at once (poll(2) on their fds):
+// replicas that answer within it are collected without a hand-off between
+// threads; past it, whichever answers or fails first is seen at once.
+constexpr std::chrono::milliseconds kInlineSlice{1};
+
+// operation_timeout's clock: CLOCK_MONOTONIC_COARSE, which the vDSO reads
+// without the TSC (about 20 ns where steady_clock takes 100 ns in a VM, on
+// every operation that waits); its tick, a few milliseconds, is far below
+// any sensible operation_timeout.
+inline std::chrono::nanoseconds CoarseNow() {
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+}
+
+inline std::string Describe(const char *what, uint64_t offset, uint64_t length) {
+    return std::string(what) + " of " + std::to_string(length) + " bytes at " +
+           std::to_string(offset);
+}
+
+// The operation a wait or a failure belongs to, for messages. Spelled out
+// only when a message is made: an operation that goes well builds no string.
+struct Op {
+    enum class Kind {
+        kWrite,
+        kWritePersist,
+        kPersist,
+        kBatch,
+        kRead,
+        kCopy,
+        kClosing,
+        kUnregister
+    };
+    Kind kind;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    size_t count = 0;    // kBatch: how many writes
+    size_t replica = 0;  // kRead: read from; kCopy: being readded
+
+    std::string ToString() const {
+        switch (kind) {
+            case Kind::kWrite:
+                return Describe("write", offset, length);
+            case Kind::kWritePersist:
+                return Describe("write+persist", offset, length);
+            case Kind::kPersist:
+                return Describe("persist", offset, length);
+            case Kind::kBatch:
+                return "batch of " + std::to_string(count) + " writes, " +
+                       Describe("persist", offset, length);
+            case Kind::kRead:
+                return Describe("read", offset, length) + " from replica " +
+                       std::to_string(replica);
+            case Kind::kCopy:
+                return "readd of replica " + std::to_string(replica) + ": " +
+                       Describe("copy", offset, length);
+            case Kind::kClosing:
+                return "closing";
+            case Kind::kUnregister:
+                return "unregistering a buffer";
+        }
+        return "an operation";
+    }
+};
+
+class Region::Impl {
+  public:
+    struct Member {
+        std::string address;
+        std::string data_address;  // ReplicaSet::data_addresses' override, if any
+        std::unique_ptr<ControlPlane> control;
+        std::unique_ptr<Replica> replica;
+        ReplicaState state = ReplicaState::kFailed;
+        Status error;
+    };
+    struct Registered {
+        std::span<std::byte> bytes;
+        size_t id;
+        uint64_t last_seq = 0;
+    };
+    // Await's notion of done: the quorum of live replicas, every replica
+    // not failed, or one replica.
+    enum class Need { kQuorum, kAll, kOne };
+
+    Impl(std::string name, OpenOptions options)
+        : name_(std::move(name)), options_(std::move(options)) {}
+    ~Impl() {
+        {
+            std::lock_guard lock(queue_mu_);
+            stopping_ = true;
+        }
+        queue_cv_.notify_all();
+        if (worker_.joinable())
+            worker_.join();
+        std::lock_guard lock(mu_);
+        // Let laggards finish what they were given before disconnecting.
+        (void)Await(Op{Op::Kind::kClosing}, Need::kAll,
+                    [&](Replica &r) { return r.Completed(seq_); });
+    }
+
+    Status OpenAll(const ReplicaSet &set);
+    std::vector<ReplicaInfo> Infos() const;
+    Status Write(uint64_t offset, std::span<const std::byte> bytes, bool persist);
+    Status Persist(uint64_t offset, uint64_t length);
+    Status Commit(const Batch::Entry *entries, size_t count);
+    Status Read(uint64_t offset, std::span<std::byte> out, size_t index);
+    Status RegisterBuffer(std::span<std::byte> bytes);
+    Status UnregisterBuffer(std::span<std::byte> bytes);
+    Status Readd(size_t index, const ProgressCallback &progress, const std::string &new_address);
+    std::future<Status> Submit(std::function<Status()> work);
+
+    uint64_t size() const { return size_; }
+
+  private:
+    void MarkFailed(size_t i, Status why, const Op &op);
+    void ProgressAll(const Op &op);
+    size_t Live() const;
+    Status QuorumLost(const Op &op) const;
+    Status CheckQuorum(const Op &op) const { return Live() < quorum_ ? QuorumLost(op) : Status(); }
+    // Returns once `need` is met by `done` (or can no longer be), marking
+    // replicas that take longer than operation_timeout failed. Returns at
+    // once when it is met already; otherwise it first collects everything
+    // ready (laggards included), then waits.
+    // `done(Replica &)` says whether a replica did what is waited for (a
+    // template: no std::function on the hot path).
+    template <typename Done>
+    Status Await(const Op &op, Need need, const Done &done, size_t only = 0);
+    // Await's verdict now. kWaiting leaves the replicas still to be heard
+    // from in waiting_.
+    enum class Outcome { kMet, kWaiting, kQuorumLost, kReplicaFailed };
+    template <typename Done>
+    Outcome Decide(Need need, const Done &done, size_t only);
+    // One wait, of at most `timeout`, for any of waiting_ to make progress.
+    void WaitForAny(const Op &op, std::chrono::milliseconds timeout);
+    // Whether `holds` is true of every replica not failed: the check that
+    // spares an operation whose resources are free the cost of an Await.
+    template <typename Predicate>
+    bool AllHold(const Predicate &holds) const;
+    Status EnsureRoom(const Op &op, bool persist);
+    Result<size_t> AcquireSlot(const Op &op);
+    const Registered *Lookup(const void *data, size_t length) const;
+    // Posts `bytes` to every replica not failed; *last_seq is the seq of its
+    // last work request. `persist_next`: a persist posted later in this
+    // operation confirms that last work request (Replica::PostWrite's
+    // confirmed_by_next), and nothing the operation waits for before then
+    // depends on it.
+    Status PostWrite(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
+                     uint64_t *last_seq, bool persist_next);
+    Status PostPersist(const Op &op, uint64_t offset, uint64_t length, uint64_t *seq);
+    void WorkerLoop();
+
+    const std::string name_;
+    const OpenOptions options_;
+    size_t quorum_ = 0;
+    uint64_t size_ = 0;
+
+    mutable std::mutex mu_;  // every operation, start to end
+    std::vector<Member> members_;
+    std::vector<std::byte> staging_;
+    uint64_t slot_seq_[kSlots] = {};  // the last seq that used each slot
+    size_t next_slot_ = 0;
+    uint64_t seq_ = 0;  // the last seq posted
+    std::vector<Registered> registered_;
+    size_t next_buffer_id_ = 1;
+    // Await's scratch space, kept to spare an allocation per wait.
+    std::vector<size_t> waiting_;
+    std::vector<pollfd> poll_fds_;
+    std::vector<size_t> poll_owners_;
+
+    std::mutex queue_mu_;
+    std::condition_variable queue_cv_;
+    std::deque<std::packaged_task<Status()>> queue_;
+    bool stopping_ = false;
+    std::thread worker_;
+};
+
+// The waits are templates over their predicates (no std::function on the
+// hot path), so they are defined here for both files of Region::Impl.
+
+template <typename Done>
+Region::Impl::Outcome Region::Impl::Decide(Need need, const Done &done, size_t only) {
+    size_t confirmed = 0, undecided = 0;
+    waiting_.clear();
+    for (size_t i = 0; i < members_.size(); ++i) {
+        Member &m = members_[i];
+        if (m.state == ReplicaState::kFailed || (need == Need::kOne && i != only))
+            continue;
+        const bool ok = done(*m.replica);
+        if (m.state == ReplicaState::kLive) {
+            confirmed += ok;
+            undecided += !ok;
+        }
+        if (!ok)
+            waiting_.push_back(i);
+    }
+    if (need == Need::kOne && members_[only].state == ReplicaState::kFailed)
+        return Outcome::kReplicaFailed;
+    if (need == Need::kQuorum) {
+        switch (QuorumVerdict(confirmed, undecided, quorum_)) {
+            case Verdict::kDone:
+                return Outcome::kMet;
+            case Verdict::kLost:
+                return Outcome::kQuorumLost;
+            case Verdict::kWaiting:
+                return Outcome::kWaiting;
+        }
+    }
+    // kAll waits for resources (slots, queue room), which reads need even
+    // without a quorum; operations check it themselves.
+    return waiting_.empty() ? Outcome::kMet : Outcome::kWaiting;
+}
+
+template <typename Done>
+Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t only) {
+    auto finish = [&](Outcome outcome) {
+        if (outcome == Outcome::kQuorumLost)
+            return QuorumLost(op);
+        if (outcome == Outcome::kReplicaFailed)
+            return members_[only].error;
+        return Status();
+    };
+    if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
+        return finish(outcome);
+    std::chrono::nanoseconds now = CoarseNow();
+    const std::chrono::nanoseconds deadline = now + options_.operation_timeout;
+    ProgressAll(op);
+    // One clock read per wait: a wait that ends the operation needs no other.
+    for (bool first = true;; first = false) {
+        if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
+            return finish(outcome);
+        if (!first)
+            now = CoarseNow();
+        if (now >= deadline) {
+            for (size_t i : waiting_) {
+                // A connection that ended says more than the silence.
+                Status why = members_[i].replica->CheckConnection();
+                if (why.ok())
+                    why = Status(StatusCode::kDeadlineExceeded,
+                                 "no completion within " +
+                                     std::to_string(options_.operation_timeout.count()) +
+                                     " ms (the daemon hangs or the network is cut)");
+                MarkFailed(i, why, op);
+            }
+            continue;
+        }
+        WaitForAny(op, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
+    }
+}
+
+template <typename Predicate>
+bool Region::Impl::AllHold(const Predicate &holds) const {
+    for (const Member &m : members_)
+        if (m.state != ReplicaState::kFailed && !holds(*m.replica))
+            return false;
+    return true;
+}
+
+}  // namespace rpma::client
+
+#endif  // CLIENT_SRC_REGION_IMPL_H

@@ -1,0 +1,108 @@
+// Region::Readd: a failed replica brought back by copying the region from
+// a live one before it counts toward the quorum again.
+#include <algorithm>
+#include <cstring>
+
+#include "region_impl.h"
+
+namespace rpma::client {
+
+Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
+                           const std::string &new_address) {
+    std::unique_lock lock(mu_);
+    if (index >= members_.size())
+        return Status(StatusCode::kInvalidArgument,
+                      "readd: the set has " + std::to_string(members_.size()) + " replicas");
+    Member &m = members_[index];
+    if (m.state != ReplicaState::kFailed)
+        return Status(StatusCode::kInvalidArgument, "readd: replica " + std::to_string(index) +
+                                                        " (" + m.address + ") is not failed");
+    m.replica.reset();  // the old session's connection, if any
+    // A new channel also to the old address: the old one's connection may be
+    // waiting out a reconnect backoff that began when the daemon died.
+    const std::string address = new_address.empty() ? m.address : new_address;
+    auto control = ControlPlane::Connect(address, m.control->options());
+    if (!control.ok())
+        return control.status().WithReplica(index, address);
+    m.control = std::move(*control);
+    m.address = address;
+    auto replica =
+        Replica::Connect(*m.control, name_, size_, options_.operation_timeout, m.data_address);
+    if (!replica.ok())
+        return replica.status().WithReplica(index, m.address);
+    if ((*replica)->size() != size_)
+        return Status(StatusCode::kFailedPrecondition,
+                      "readd: its region has " + std::to_string((*replica)->size()) +
+                          " bytes where the others have " + std::to_string(size_))
+            .WithReplica(index, m.address);
+    if (Status s = (*replica)->Register(kStagingId, staging_); !s.ok())
+        return s.WithReplica(index, m.address);
+    for (const Registered &r : registered_)
+        if (Status s = (*replica)->Register(r.id, r.bytes); !s.ok())
+            return s.WithReplica(index, m.address);
+    m.replica = std::move(*replica);
+    m.state = ReplicaState::kResyncing;
+    m.error = Status();
+    lock.unlock();
+
+    // Chunk by chunk under the mutex: a write to a chunk lands either before
+    // its copy (and is copied) or after it (and is posted to this replica
+    // behind the copy).
+    for (const Piece &piece : Chunks(0, size_, kSlotSize)) {
+        lock.lock();
+        const Op op{Op::Kind::kCopy, piece.offset, piece.length, 0, index};
+        auto fail = [&](Status s) {
+            MarkFailed(index, s, op);
+            return members_[index].error;
+        };
+        if (members_[index].state == ReplicaState::kFailed)
+            return members_[index].error;
+        size_t source = members_.size();
+        for (size_t i = 0; i < members_.size() && source == members_.size(); ++i)
+            if (members_[i].state == ReplicaState::kLive)
+                source = i;
+        if (source == members_.size())
+            return fail(QuorumLost(op));
+        const uint64_t before = seq_;
+        Status s = Await(
+            op, Need::kOne, [before](Replica &r) { return r.Completed(before); }, source);
+        auto slot = s.ok() ? AcquireSlot(op) : Result<size_t>(s);
+        if (!slot.ok())
+            return fail(slot.status());
+        const size_t local = *slot * kSlotSize;
+        const uint64_t read_seq = ++seq_;
+        slot_seq_[*slot] = read_seq;
+        s = members_[source].replica->PostRead(piece.offset, kStagingId, local, piece.length,
+                                               read_seq);
+        if (!s.ok())
+            MarkFailed(source, s, op);
+        s = Await(
+            op, Need::kOne, [read_seq](Replica &r) { return r.Completed(read_seq); }, source);
+        if (!s.ok())
+            return fail(s);  // the source failed: try Readd again with another
+        Replica &target = *members_[index].replica;
+        const uint64_t write_seq = ++seq_;
+        const uint64_t persist_seq = ++seq_;
+        slot_seq_[*slot] = write_seq;
+        s = target.PostWrite(piece.offset, kStagingId, local, piece.length, write_seq);
+        if (s.ok())
+            s = target.PostPersist(piece.offset, piece.length, persist_seq);
+        if (!s.ok())
+            return fail(s);
+        s = Await(
+            op, Need::kOne, [persist_seq](Replica &r) { return r.persisted() >= persist_seq; },
+            index);
+        if (!s.ok())
+            return s;
+        lock.unlock();
+        if (progress)
+            progress(piece.offset + piece.length, size_);
+    }
+    lock.lock();
+    if (members_[index].state == ReplicaState::kFailed)
+        return members_[index].error;
+    members_[index].state = ReplicaState::kLive;
+    return Status();
+}
+
+}  // namespace rpma::client
