@@ -34,54 +34,8 @@ bool WaitForByte(const uint8_t *at, uint8_t value) {
     return true;
 }
 
-class TcpHostilePeer : public ConnectedPair {
+class TcpHostilePeer : public HostilePeerTest {
   protected:
-    // The provider connects as a client to a scripted server, which takes
-    // the handshake declaring `declared_depth` as its send-queue depth.
-    void ConnectToScripted(RawListener &raw, RawPeer *server, const PairOptions &options = {},
-                           uint32_t declared_depth = 16) {
-        port = raw.Port();
-        ASSERT_NO_FATAL_FAILURE(CreateClient(options));
-        ASSERT_EQ(client.id->Connect(nullptr, 0, kTimeoutMs), 0);
-        *server = raw.Accept();
-        ASSERT_TRUE(server->Valid());
-        ASSERT_TRUE(server->ReadHandshake(wire::Opcode::kConnectRequest));
-        ASSERT_TRUE(server->SendHandshake(wire::Opcode::kAccept, declared_depth));
-        ASSERT_EQ(WaitEventType(*client.id), CmEventType::kEstablished);
-        ASSERT_TRUE(server->ReadHandshake(wire::Opcode::kReadyToUse));
-    }
-
-    // A scripted client connects to the provider's listener declaring
-    // `declared_depth`; the provider accepts it with a QP of `options`.
-    void AcceptScripted(RawPeer *raw, uint32_t declared_depth, const PairOptions &options = {}) {
-        ASSERT_NO_FATAL_FAILURE(StartListening());
-        *raw = RawPeer::ConnectTo(port);
-        ASSERT_TRUE(raw->SendHandshake(wire::Opcode::kConnectRequest, declared_depth));
-        ASSERT_NO_FATAL_FAILURE(TakeRequest(options));
-        ASSERT_EQ(server.id->Accept(nullptr, 0), 0);
-        ASSERT_TRUE(raw->ReadHandshake(wire::Opcode::kAccept));
-        wire::Header ready;
-        ready.opcode = wire::Opcode::kReadyToUse;
-        ASSERT_TRUE(raw->SendHeader(ready));
-        ASSERT_EQ(WaitEventType(*server.id), CmEventType::kEstablished);
-    }
-
-    // The process still makes connections and moves data: a fresh pair
-    // through the provider's own listener writes and reads back.
-    void ExpectProcessStillWorks() {
-        ASSERT_NO_FATAL_FAILURE(Connect());
-        Buffer local(*client_pd, 4096, kRemoteAll);
-        Buffer remote(*server_pd, 4096, kRemoteAll);
-        memset(local.data(), 0x5a, 64);
-        ibv_sge sge = local.Sge(0, 64);
-        ASSERT_EQ(
-            client.qp().PostSend(SendWr(IBV_WR_RDMA_WRITE, &sge, 1, remote.addr(), remote.rkey())),
-            0);
-        const ibv_wc wc = client.send.WaitOne();
-        EXPECT_EQ(wc.status, IBV_WC_SUCCESS);
-        EXPECT_EQ(remote.data()[63], 0x5a);
-    }
-
     // The scenario of the test below, in the child process.
     void ReadInterruptedByQueuePairDestruction() {
         constexpr uint32_t kLength = 1 << 20;
@@ -120,7 +74,7 @@ class TcpHostilePeer : public ConnectedPair {
         server = RawPeer();  // our end of stream finishes the disconnection
         // A destroyed queue pair writes nothing more into memory.
         EXPECT_EQ(destination.data()[kLength - 1], 0);
-        ASSERT_NO_FATAL_FAILURE(ExpectProcessStillWorks());
+        ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
     }
 };
 
@@ -204,7 +158,7 @@ TEST_F(TcpHostilePeer, NonRpmaClientsAreClosedPromptly) {
     EXPECT_TRUE(raw.WaitClosed(kPromptMs));
     // The listener still serves rpma clients.
     EXPECT_EQ(listener->NextRequest(&server.id), EAGAIN);
-    ASSERT_NO_FATAL_FAILURE(ExpectProcessStillWorks());
+    ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
 }
 
 // Another protocol behind our header (wrong magic) is closed; rpma of

@@ -11,9 +11,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -25,14 +27,39 @@
 
 namespace rpma::provider::tcp::testing {
 
+// One message as the provider sent it.
+struct RawMessage {
+    wire::Header header;
+    std::vector<uint8_t> payload;
+};
+
+// A request header as an rpma initiator would send it.
+inline wire::Header RequestHeader(wire::Opcode opcode, uint64_t sequence, uint64_t remote_addr,
+                                  uint32_t rkey, uint32_t length,
+                                  uint8_t flags = wire::kAckRequested) {
+    wire::Header header;
+    header.opcode = opcode;
+    header.flags = flags;
+    header.sequence = sequence;
+    header.remote_addr = remote_addr;
+    header.rkey = rkey;
+    header.length = length;
+    return header;
+}
+
 class RawPeer {
   public:
     RawPeer() = default;
     explicit RawPeer(UniqueFd socket) : socket_(std::move(socket)) { Configure(); }
 
-    // Connects to 127.0.0.1:port.
-    static RawPeer ConnectTo(const std::string &port) {
+    // Connects to 127.0.0.1:port. A receive_buffer (SO_RCVBUF, set before
+    // connecting so the window is sized by it) makes a peer that stops
+    // reading fill up soon.
+    static RawPeer ConnectTo(const std::string &port, int receive_buffer = 0) {
         UniqueFd socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        if (receive_buffer > 0)
+            setsockopt(socket.Get(), SOL_SOCKET, SO_RCVBUF, &receive_buffer,
+                       sizeof(receive_buffer));
         sockaddr_in address = Loopback(static_cast<uint16_t>(std::stoi(port)));
         EXPECT_EQ(connect(socket.Get(), reinterpret_cast<sockaddr *>(&address), sizeof(address)), 0)
             << strerror(errno);
@@ -71,6 +98,18 @@ class RawPeer {
         header.opcode = opcode;
         header.length = sizeof(payload);
         return SendHeader(header) && Send(payload, sizeof(payload));
+    }
+
+    // A request header with its payload (for WRITE, SEND, ATOMIC_WRITE).
+    bool SendRequest(const wire::Header &header, const std::vector<uint8_t> &payload = {}) {
+        return SendHeader(header) && (payload.empty() || Send(payload.data(), payload.size()));
+    }
+    // Ends our half of the stream (a half-open connection: we still read).
+    bool ShutdownWrite() { return shutdown(socket_.Get(), SHUT_WR) == 0; }
+    // Bytes received and not read yet.
+    int Unread() const {
+        int bytes = 0;
+        return ioctl(socket_.Get(), FIONREAD, &bytes) == 0 ? bytes : -1;
     }
 
     // Reads exactly `length` bytes; false on EOF, error or timeout.
@@ -122,6 +161,50 @@ class RawPeer {
         }
     }
 
+    // Every byte the provider sends until it closes the connection (EOF or
+    // a reset); false when it does not close it within timeout_ms.
+    bool ReadBytesUntilClosed(std::vector<uint8_t> *bytes, int timeout_ms = kTimeoutMs) {
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  deadline - std::chrono::steady_clock::now())
+                                  .count();
+            if (left <= 0 || !WaitReadable(socket_.Get(), static_cast<int>(left)))
+                return false;
+            uint8_t chunk[65536];
+            const ssize_t got = ::recv(socket_.Get(), chunk, sizeof(chunk), MSG_DONTWAIT);
+            if (got > 0)
+                bytes->insert(bytes->end(), chunk, chunk + got);
+            else if (got == 0 || (errno != EAGAIN && errno != EINTR))
+                return true;
+        }
+    }
+    // The same as whole messages; *unfinished counts the bytes after the
+    // last whole one (a message cut short, or bytes that are none).
+    bool ReadUntilClosed(std::vector<RawMessage> *messages, size_t *unfinished,
+                         int timeout_ms = kTimeoutMs) {
+        std::vector<uint8_t> bytes;
+        const bool closed = ReadBytesUntilClosed(&bytes, timeout_ms);
+        size_t at = 0;
+        while (bytes.size() - at >= wire::kHeaderSize) {
+            uint8_t encoded[wire::kHeaderSize];
+            memcpy(encoded, &bytes[at], sizeof(encoded));
+            RawMessage message;
+            if (wire::ParseHeader(encoded, &message.header) != wire::ParseError::kNone)
+                break;
+            const size_t length = wire::PayloadLength(message.header);
+            if (bytes.size() - at - wire::kHeaderSize < length)
+                break;
+            const auto begin = bytes.begin() + static_cast<ptrdiff_t>(at + wire::kHeaderSize);
+            message.payload.assign(begin, begin + static_cast<ptrdiff_t>(length));
+            messages->push_back(std::move(message));
+            at += wire::kHeaderSize + length;
+        }
+        *unfinished = bytes.size() - at;
+        return closed;
+    }
+
   private:
     static sockaddr_in Loopback(uint16_t port) {
         sockaddr_in address{};
@@ -164,6 +247,77 @@ class RawListener {
   private:
     UniqueFd socket_;
     std::string port_;
+};
+
+// The provider on one side of a connection, a scripted raw peer on the
+// other, and a check that the process still serves well-behaved peers.
+class HostilePeerTest : public ConnectedPair {
+  protected:
+    // The provider connects as a client to a scripted server, which takes
+    // the handshake declaring `declared_depth` as its send-queue depth.
+    void ConnectToScripted(RawListener &raw, RawPeer *server, const PairOptions &options = {},
+                           uint32_t declared_depth = 16) {
+        port = raw.Port();
+        ASSERT_NO_FATAL_FAILURE(CreateClient(options));
+        ASSERT_EQ(client.id->Connect(nullptr, 0, kTimeoutMs), 0);
+        *server = raw.Accept();
+        ASSERT_TRUE(server->Valid());
+        ASSERT_TRUE(server->ReadHandshake(wire::Opcode::kConnectRequest));
+        ASSERT_TRUE(server->SendHandshake(wire::Opcode::kAccept, declared_depth));
+        ASSERT_EQ(WaitEventType(*client.id), CmEventType::kEstablished);
+        ASSERT_TRUE(server->ReadHandshake(wire::Opcode::kReadyToUse));
+    }
+
+    // A scripted client connects to the provider's listener (started on
+    // first use) declaring `declared_depth`; the provider accepts it with a
+    // QP of `options` as `server`.
+    void AcceptScripted(RawPeer *raw, uint32_t declared_depth = 16, const PairOptions &options = {},
+                        int receive_buffer = 0) {
+        if (listener == nullptr) {
+            ASSERT_NO_FATAL_FAILURE(StartListening());
+        }
+        *raw = RawPeer::ConnectTo(ListenerPort(), receive_buffer);
+        ASSERT_TRUE(raw->SendHandshake(wire::Opcode::kConnectRequest, declared_depth));
+        ASSERT_NO_FATAL_FAILURE(TakeRequest(options));
+        ASSERT_EQ(server.id->Accept(nullptr, 0), 0);
+        ASSERT_TRUE(raw->ReadHandshake(wire::Opcode::kAccept));
+        wire::Header ready;
+        ready.opcode = wire::Opcode::kReadyToUse;
+        ASSERT_TRUE(raw->SendHeader(ready));
+        ASSERT_EQ(WaitEventType(*server.id), CmEventType::kEstablished);
+    }
+
+    // The process still makes connections and moves data: a fresh pair
+    // through the provider's own listener writes, then reads back. Its
+    // target side runs on the progress thread, which therefore is not
+    // stuck.
+    void ExpectAnotherConnectionWorks() {
+        if (listener == nullptr) {
+            ASSERT_NO_FATAL_FAILURE(StartListening());
+        }
+        port = ListenerPort();
+        Endpoint c;
+        Endpoint s;
+        ASSERT_NO_FATAL_FAILURE(ConnectAnother(c, s, PairOptions{}));
+        Buffer local(*client_pd, 4096, kRemoteAll);
+        Buffer remote(*server_pd, 4096, kRemoteAll);
+        memset(local.data(), 0x5a, 64);
+        memset(remote.data() + 2048, 0xa5, 64);
+        ibv_sge out = local.Sge(0, 64);
+        ASSERT_EQ(c.qp().PostSend(SendWr(IBV_WR_RDMA_WRITE, &out, 1, remote.addr(), remote.rkey())),
+                  0);
+        EXPECT_EQ(c.send.WaitOne().status, IBV_WC_SUCCESS);
+        EXPECT_EQ(remote.data()[63], 0x5a);
+        ibv_sge in = local.Sge(2048, 64);
+        ASSERT_EQ(
+            c.qp().PostSend(SendWr(IBV_WR_RDMA_READ, &in, 2, remote.addr(2048), remote.rkey())), 0);
+        EXPECT_EQ(c.send.WaitOne().status, IBV_WC_SUCCESS);
+        EXPECT_EQ(local.data()[2048 + 63], 0xa5);
+    }
+
+    std::string ListenerPort() const {
+        return std::to_string(static_cast<tcp::Listener &>(*listener).Port());
+    }
 };
 
 }  // namespace rpma::provider::tcp::testing
