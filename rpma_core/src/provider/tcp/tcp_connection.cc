@@ -255,7 +255,8 @@ void Connection::DisarmTimer(TimerPurpose purpose) {
 }
 
 bool Connection::ReadingEnabled() const {
-    if (!socket_.Valid() || in_.phase == Inbound::Phase::kWaitingForReceive)
+    if (!socket_.Valid() || in_.phase == Inbound::Phase::kWaitingForReceive ||
+        in_.phase == Inbound::Phase::kPersisting)
         return false;
     switch (state_) {
         case State::kAwaitingReply:
@@ -508,8 +509,10 @@ void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
     // Waiting for the peer: for answers to our requests, or for it to read
     // what we have queued for it.
     const bool waiting_for_peer = !sq_.Empty() || !out_.Empty();
-    // Holding the peer's message for want of a receive: it waits for us.
-    const bool holding_message = in_.phase == Inbound::Phase::kWaitingForReceive;
+    // Holding the peer's message for want of a receive, or persisting what
+    // it asked: it waits for us.
+    const bool holding_message =
+        in_.phase == Inbound::Phase::kWaitingForReceive || in_.phase == Inbound::Phase::kPersisting;
     if (!IsLive() || !socket_.Valid() || (!waiting_for_peer && !holding_message)) {
         watching_peer_ = false;  // the next wait for the peer starts afresh
         return;
@@ -1305,17 +1308,8 @@ void Connection::OnRequestHeader() {
                                                 &remote_regions_);
             if (check != RemoteCheck::kOk)
                 return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
-            if ((header.flags & ~wire::kAckRequested) == wire::kFlushPersistent) {
-                if (const int err = Persist(segment); err != 0) {
-                    if (err == EFAULT)
-                        return RejectRequest(IBV_WC_REM_ACCESS_ERR,
-                                             "the memory region was deregistered");
-                    RPMA_LOG_ERROR("persistent flush of %#llx+%u failed: persist: %s",
-                                   static_cast<unsigned long long>(header.remote_addr),
-                                   header.length, strerror(err));
-                    return RejectRequest(IBV_WC_REM_OP_ERR, "persist failed");
-                }
-            }
+            if ((header.flags & ~wire::kAckRequested) == wire::kFlushPersistent)
+                return PersistForFlush(std::move(segment));
             return CompleteRequest();
         }
         case wire::Opcode::kSend:
@@ -1339,6 +1333,52 @@ void Connection::OnRequestHeader() {
         default:
             return ProtocolError("unexpected opcode");
     }
+}
+
+void Connection::PersistForFlush(MemorySegment &&segment) {
+    const bool large = segment.length > PersistWorkers::kInlineBytes &&
+                       segment.region->persist_plan().MsyncBytes(segment.addr, segment.length) >
+                           PersistWorkers::kInlineBytes;
+    if (!large || deps_.persist_workers == nullptr) {
+        if (const int err = Persist(segment); err != 0)
+            return OnPersistFailed(err);
+        return CompleteRequest();
+    }
+    // Stop reading until the range is durable (the requests behind the
+    // FLUSH stay in order); meanwhile the looks at the peer tell it that we
+    // live. The worker owns a reference to the region; deregistration waits
+    // for its persist (Region::PersistUnlocked).
+    in_.phase = Inbound::Phase::kPersisting;
+    WatchPeer();
+    segment.Own();
+    deps_.persist_workers->Submit([weak = weak_from_this(), segment = std::move(segment)] {
+        const int err = segment.region->PersistUnlocked(segment.addr, segment.length);
+        if (const std::shared_ptr<Connection> connection = weak.lock())
+            connection->OnPersisted(err);
+    });
+}
+
+void Connection::OnPersisted(int error) {
+    std::lock_guard lock(mu_);
+    if (in_.phase != Inbound::Phase::kPersisting || !socket_.Valid())
+        return;  // the connection broke meanwhile
+    in_.phase = Inbound::Phase::kHeader;
+    if (error != 0)
+        OnPersistFailed(error);
+    else
+        CompleteRequest();
+    if (ReadingEnabled())
+        ReadInbound();
+    AfterProgress();
+}
+
+void Connection::OnPersistFailed(int error) {
+    if (error == EFAULT)
+        return RejectRequest(IBV_WC_REM_ACCESS_ERR, "the memory region was deregistered");
+    RPMA_LOG_ERROR("persistent flush of %#llx+%u failed: persist: %s",
+                   static_cast<unsigned long long>(in_.header.remote_addr), in_.header.length,
+                   strerror(error));
+    RejectRequest(IBV_WC_REM_OP_ERR, "persist failed");
 }
 
 bool Connection::AcquireReceive() {

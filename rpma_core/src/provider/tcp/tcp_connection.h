@@ -66,6 +66,7 @@
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 #include "rpma_core/src/provider/tcp/tcp_outbound_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_persist_workers.h"
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_receive_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_send_queue.h"
@@ -103,6 +104,9 @@ struct ConnectionDeps {
     // How long a connection waiting for its peer bears its silence before
     // it breaks (tcp_liveness.h); 0: forever.
     const std::atomic<int> *request_timeout_ms = &RequestTimeoutMs();
+    // Where large persistent flushes run (tcp_persist_workers.h); null: on
+    // the thread that executes the flush.
+    PersistWorkers *persist_workers = nullptr;
 };
 
 struct QueuePairBinding {
@@ -226,7 +230,9 @@ class Connection final : public EventHandler,
 
     // The message being read from the socket.
     struct Inbound {
-        enum class Phase { kHeader, kPayload, kWaitingForReceive };
+        // kPersisting: a persist worker makes the FLUSH in `header` durable;
+        // the messages behind it wait in the socket until it is done.
+        enum class Phase { kHeader, kPayload, kWaitingForReceive, kPersisting };
         Phase phase = Phase::kHeader;
         uint8_t header_bytes[wire::kHeaderSize] = {};
         size_t header_received = 0;
@@ -322,6 +328,11 @@ class Connection final : public EventHandler,
     void OnPayloadComplete();
     void OnRequestHeader();
     bool AcquireReceive();
+    // A persistent FLUSH of `segment`: at once, or on a persist worker.
+    void PersistForFlush(MemorySegment &&segment);
+    // The worker's answer, on the worker thread.
+    void OnPersisted(int error);
+    void OnPersistFailed(int error);
     void OnAck(uint64_t sequence);
     void OnNak(const wire::Header &header);
     void OnReadResponseHeader(const wire::Header &header);

@@ -58,6 +58,10 @@ Device::Device() {
         listener_limits_.max_pending = static_cast<size_t>(value);
     if (EnvironmentInteger("RPMA_TCP_MAX_HANDSHAKING", 1, kMaxLimit, "connections", &value))
         listener_limits_.max_handshaking = static_cast<size_t>(value);
+    long persist_threads = PersistWorkers::kDefaultThreads;
+    EnvironmentInteger("RPMA_TCP_PERSIST_THREADS", 1, PersistWorkers::kMaxThreads, "threads",
+                       &persist_threads);
+    persist_workers_ = std::make_unique<PersistWorkers>(static_cast<int>(persist_threads));
 }
 
 int Device::AllocPd(std::unique_ptr<provider::ProtectionDomain> *pd) {

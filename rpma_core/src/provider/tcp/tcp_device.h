@@ -18,6 +18,7 @@
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
 #include "rpma_core/src/provider/tcp/tcp_listener.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
+#include "rpma_core/src/provider/tcp/tcp_persist_workers.h"
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_queue_pair.h"
 
@@ -104,7 +105,13 @@ class Device final : public provider::Device {
     MemoryTable memory_;
     QpNumberAllocator qp_numbers_;
     ConnectionDeps Deps() {
-        return {&engine_, &memory_, &rnr_timeout_ms_, &reply_timeout_ms_, &inline_linger_us_};
+        return {&engine_,
+                &memory_,
+                &rnr_timeout_ms_,
+                &reply_timeout_ms_,
+                &inline_linger_us_,
+                &RequestTimeoutMs(),
+                persist_workers_.get()};
     }
 
     std::atomic<int> rnr_timeout_ms_{static_cast<int>(kDefaultReceiverNotReadyTimeout.count())};
@@ -115,6 +122,9 @@ class Device final : public provider::Device {
     // Declared last: destroyed first, so the progress thread stops before
     // anything it uses goes away.
     ProgressEngine engine_;
+    // Destroyed before the engine: a worker's last answer may still use it.
+    // Sized by RPMA_TCP_PERSIST_THREADS.
+    std::unique_ptr<PersistWorkers> persist_workers_;
 };
 
 // The process-wide device. It is never destroyed: application objects with

@@ -101,6 +101,17 @@ void MemoryTable::Deregister(const std::shared_ptr<Region> &region) {
     }
     for (const auto &user : users)
         user->Quiesce();
+    // A persist worker counts itself in before it checks revoked_.
+    for (int running; (running = region->unlocked_persists_.load()) != 0;)
+        region->unlocked_persists_.wait(running);
+}
+
+int Region::PersistUnlocked(const uint8_t *addr, size_t length) const {
+    unlocked_persists_.fetch_add(1);
+    const int err = Persist(addr, length);
+    if (unlocked_persists_.fetch_sub(1) == 1)
+        unlocked_persists_.notify_all();
+    return err;
 }
 
 void MemoryTable::AddUser(std::weak_ptr<RegionUser> user) {

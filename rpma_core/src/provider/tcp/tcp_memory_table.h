@@ -63,6 +63,9 @@ class Region : public std::enable_shared_from_this<Region> {
             return EFAULT;
         return persist_plan_.Persist(addr, length);
     }
+    // Persist from a thread that holds no connection's lock (a persist
+    // worker, tcp_persist_workers.h): deregistration waits for it instead.
+    int PersistUnlocked(const uint8_t *addr, size_t length) const;
 
     // Overflow-safe: [addr, addr + length) lies inside the region.
     bool Contains(uint64_t addr, uint64_t length) const;
@@ -77,6 +80,8 @@ class Region : public std::enable_shared_from_this<Region> {
     const uint64_t pd_id_;
     const PersistPlan persist_plan_;
     std::atomic<bool> revoked_{false};
+    // PersistUnlocked calls running; Deregister waits for zero.
+    mutable std::atomic<int> unlocked_persists_{0};
 };
 
 // A piece of registered memory an operation reads from or writes to.

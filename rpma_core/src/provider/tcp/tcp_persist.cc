@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -78,11 +79,14 @@ const CacheFlush &ChosenCacheFlush() {
     return chosen;
 }
 
+std::atomic<MsyncFunction> msync_function{::msync};
+
 int Msync(uintptr_t begin, uintptr_t end) {
     static const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const uintptr_t aligned_begin = begin & ~(page - 1);
     const uintptr_t aligned_end = (end + page - 1) & ~(page - 1);
-    if (msync(reinterpret_cast<void *>(aligned_begin), aligned_end - aligned_begin, MS_SYNC) != 0)
+    if (msync_function.load(std::memory_order_relaxed)(reinterpret_cast<void *>(aligned_begin),
+                                                       aligned_end - aligned_begin, MS_SYNC) != 0)
         return errno;
     return 0;
 }
@@ -336,6 +340,21 @@ int PersistPlan::Persist(const void *addr, size_t length) const {
     if (flushed)
         Fence();
     return error;
+}
+
+size_t PersistPlan::MsyncBytes(const void *addr, size_t length) const {
+    const auto begin = reinterpret_cast<uintptr_t>(addr);
+    const uintptr_t end = begin + length;
+    size_t bytes = 0;
+    for (const Piece &piece : pieces_) {
+        if (piece.method == PersistMethod::kMsync && piece.end > begin && piece.begin < end)
+            bytes += std::min(end, piece.end) - std::max(begin, piece.begin);
+    }
+    return bytes;
+}
+
+void SetMsyncForTesting(MsyncFunction function) {
+    msync_function.store(function != nullptr ? function : ::msync);
 }
 
 std::string PersistPlan::Describe() const {

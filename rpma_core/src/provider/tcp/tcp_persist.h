@@ -76,6 +76,9 @@ class PersistPlan {
     // durable: 0, or msync's errno.
     int Persist(const void *addr, size_t length) const;
 
+    // How many of [addr, addr + length)'s bytes Persist would msync.
+    size_t MsyncBytes(const void *addr, size_t length) const;
+
     // False when every piece is kNone: a persistent flush has nothing to do.
     bool HasWork() const { return has_work_; }
     const std::vector<Piece> &pieces() const { return pieces_; }
@@ -86,6 +89,11 @@ class PersistPlan {
     std::vector<Piece> pieces_;
     bool has_work_ = false;
 };
+
+// Tests hold a persist in progress by replacing msync (which the
+// replacement may still call); nullptr restores msync.
+using MsyncFunction = int (*)(void *addr, size_t length, int flags);
+void SetMsyncForTesting(MsyncFunction function);
 
 }  // namespace rpma::provider::tcp
 

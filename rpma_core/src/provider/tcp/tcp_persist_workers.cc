@@ -1,0 +1,50 @@
+#include "rpma_core/src/provider/tcp/tcp_persist_workers.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace rpma::provider::tcp {
+
+PersistWorkers::PersistWorkers(int threads) : threads_(std::clamp(threads, 1, kMaxThreads)) {}
+
+PersistWorkers::~PersistWorkers() {
+    {
+        std::lock_guard lock(mu_);
+        stopping_ = true;
+    }
+    ready_.notify_all();
+    for (std::thread &worker : workers_)
+        worker.join();
+}
+
+void PersistWorkers::Submit(std::function<void()> job) {
+    {
+        std::lock_guard lock(mu_);
+        jobs_.push_back(std::move(job));
+        if (workers_.empty()) {
+            for (int i = 0; i < threads_; ++i) {
+                workers_.emplace_back([this] { Run(); });
+                pthread_setname_np(workers_.back().native_handle(), "rpma-tcp-persist");
+            }
+        }
+    }
+    ready_.notify_one();
+}
+
+void PersistWorkers::Run() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+        ready_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty())
+            return;  // stopping, and nothing left to persist
+        std::function<void()> job = std::move(jobs_.front());
+        jobs_.pop_front();
+        lock.unlock();
+        job();
+        lock.lock();
+    }
+}
+
+}  // namespace rpma::provider::tcp
