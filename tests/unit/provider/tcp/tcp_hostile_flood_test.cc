@@ -1,0 +1,246 @@
+// Peers that make the provider send and never read what it sends: READ
+// responses piling up behind a closed window, a flood of requests asking
+// for ACKs, a region deregistered while its bytes wait to be sent. The
+// progress thread never blocks on such a peer (other connections keep
+// working meanwhile), what the provider holds for it stays bounded, the
+// liveness bound (tcp_liveness.h) drops it once it is silent, and no byte of
+// a deregistered region leaves after the deregistration returned.
+//
+// Each scenario runs in a child process under an alarm: a provider that
+// blocks fails the test instead of hanging the suite, and the child's heap
+// belongs to the scenario alone.
+#include <malloc.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rpma_core/src/provider/tcp/tcp_liveness.h"
+#include "tests/unit/provider/tcp/tcp_raw_peer.h"
+#include "tests/unit/provider/tcp/tcp_test_support.h"
+
+namespace rpma::provider::tcp::testing {
+namespace {
+
+constexpr unsigned kChildAlarmSeconds = 30;
+// The liveness bound of this binary, short so that a peer that never reads
+// is dropped soon. An RPMA_TCP_TIMEOUT_MS already in the environment wins.
+constexpr int kBoundMs = 500;
+// A receive window this small closes after a few KiB: the provider's
+// answers then wait in its own socket and queue.
+constexpr int kTinyWindow = 4096;
+
+class ShortBound : public ::testing::Environment {
+  public:
+    void SetUp() override {
+        setenv(kRequestTimeoutVariable, std::to_string(kBoundMs).c_str(), /*overwrite=*/0);
+    }
+};
+[[maybe_unused]] ::testing::Environment *const kShortBound =
+    ::testing::AddGlobalTestEnvironment(new ShortBound);
+
+// Bytes the process's allocator hands out now (every arena, and chunks of
+// their own mapping).
+size_t HeapInUse() {
+    const struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}
+
+// Waits (bounded, without sleeping) until the provider wrote `value` at `at`.
+bool WaitForByte(const uint8_t *at, uint8_t value) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+    while (*static_cast<const volatile uint8_t *>(at) != value) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return false;
+        std::this_thread::yield();
+    }
+    return true;
+}
+
+// Waits (bounded) until the provider sent the raw peer something.
+bool WaitUnread(RawPeer &raw) {
+    return WaitReadable(raw.Fd()) && raw.Unread() > 0;
+}
+
+void AppendRequest(std::vector<uint8_t> *bytes, const wire::Header &header,
+                   const std::vector<uint8_t> &payload = {}) {
+    const wire::EncodedHeader encoded = wire::EncodeHeader(header);
+    bytes->insert(bytes->end(), encoded.begin(), encoded.end());
+    bytes->insert(bytes->end(), payload.begin(), payload.end());
+}
+
+class TcpHostileFlood : public HostilePeerTest {
+  protected:
+    // The connection the provider gave up on: CONNECT_ERROR within a few
+    // bounds, and the raw peer finds the stream closed after what was sent.
+    void ExpectDroppedByLiveness(RawPeer &raw) {
+        EXPECT_EQ(WaitEventType(*server.id, 4 * kBoundMs + kTimeoutMs), CmEventType::kConnectError);
+        std::vector<uint8_t> rest;
+        EXPECT_TRUE(raw.ReadBytesUntilClosed(&rest));
+    }
+
+    void ResponsesBehindAClosedWindow() {
+        constexpr size_t kRegion = 1 << 20;
+        constexpr uint32_t kDepth = 16;
+        Buffer region(*server_pd, kRegion, kRemoteAll);
+        memset(region.data(), 0x5a, kRegion);
+        RawPeer raw;
+        ASSERT_NO_FATAL_FAILURE(AcceptScripted(&raw, kDepth, PairOptions{}, kTinyWindow));
+        std::vector<uint8_t> reads;
+        for (uint64_t sequence = 1; sequence <= kDepth; ++sequence)
+            AppendRequest(&reads, RequestHeader(wire::Opcode::kReadRequest, sequence, region.addr(),
+                                                region.rkey(), kRegion, 0));
+        ASSERT_TRUE(raw.Send(reads.data(), reads.size()));
+        ASSERT_TRUE(WaitUnread(raw));
+        // 16 MiB of answers wait for a peer that takes 4 KiB: meanwhile
+        // fresh connections are made and served, their target side by the
+        // same progress thread.
+        for (int i = 0; i < 10; ++i)
+            ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+        ASSERT_NO_FATAL_FAILURE(ExpectDroppedByLiveness(raw));
+        ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+    }
+
+    void RequestsFromAPeerThatNeverReads() {
+        constexpr size_t kRegion = 64 << 10;
+        constexpr int kBatches = 400;
+        constexpr int kPerBatch = 512;  // 200,000 requests, 25 MB
+        Buffer region(*server_pd, kRegion, kRemoteAll);
+        RawPeer raw;
+        ASSERT_NO_FATAL_FAILURE(AcceptScripted(&raw, 16, PairOptions{}, kTinyWindow));
+        uint64_t sequence = 1;
+        const std::vector<uint8_t> payload(64, 0x11);
+        // One batch: WRITEs each asking for its ACK, every eighth message an
+        // ACK_REQUEST (always answered); the last WRITE marks the batch.
+        const auto batch = [&](uint8_t mark) {
+            std::vector<uint8_t> bytes;
+            for (int i = 0; i < kPerBatch; ++i) {
+                if (i % 8 == 7) {
+                    wire::Header ask;
+                    ask.opcode = wire::Opcode::kAckRequest;
+                    AppendRequest(&bytes, ask);
+                    continue;
+                }
+                const size_t offset = (static_cast<size_t>(i) * 64) % (kRegion - 64);
+                AppendRequest(&bytes,
+                              RequestHeader(wire::Opcode::kWrite, sequence++, region.addr(offset),
+                                            region.rkey(), 64),
+                              payload);
+            }
+            AppendRequest(&bytes,
+                          RequestHeader(wire::Opcode::kWrite, sequence++, region.addr(kRegion - 1),
+                                        region.rkey(), 1),
+                          {mark});
+            return bytes;
+        };
+        // Warm up: the connection's stage and queues reach their working size.
+        const std::vector<uint8_t> first = batch(1);
+        ASSERT_TRUE(raw.Send(first.data(), first.size()));
+        ASSERT_TRUE(WaitForByte(&region.data()[kRegion - 1], 1));
+        const size_t heap_before = HeapInUse();
+
+        std::atomic<bool> flood_sent{false};
+        std::thread flood([&] {
+            bool sent = true;
+            for (int b = 0; b < kBatches && sent; ++b) {
+                const std::vector<uint8_t> bytes = batch(static_cast<uint8_t>(2 + b % 200));
+                sent = raw.Send(bytes.data(), bytes.size());
+            }
+            flood_sent = sent;
+        });
+        for (int i = 0; i < 5; ++i)
+            EXPECT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+        flood.join();
+        ASSERT_TRUE(flood_sent) << "the provider stopped reading the flood";
+        ASSERT_TRUE(WaitForByte(&region.data()[kRegion - 1], 2 + (kBatches - 1) % 200));
+        // Without a bound (an ACK queued per request) this is tens of MB.
+        const size_t heap_after = HeapInUse();
+        EXPECT_LT(heap_after, heap_before + (size_t{4} << 20))
+            << "heap grew from " << heap_before << " to " << heap_after << " bytes";
+        ASSERT_NO_FATAL_FAILURE(ExpectDroppedByLiveness(raw));
+        ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+    }
+
+    void RegionDeregisteredUnderAWaitingResponse() {
+        constexpr size_t kRegion = 16 << 20;  // more than both sockets hold
+        Buffer region(*server_pd, kRegion, kRemoteAll);
+        memset(region.data(), 0x5a, kRegion);
+        RawPeer raw;
+        ASSERT_NO_FATAL_FAILURE(AcceptScripted(&raw, 16, PairOptions{}, kTinyWindow));
+        ASSERT_TRUE(raw.SendRequest(RequestHeader(wire::Opcode::kReadRequest, 1, region.addr(),
+                                                  region.rkey(), kRegion, 0)));
+        ASSERT_TRUE(WaitUnread(raw));
+        // Once deregistration returns, nothing reads the region any more:
+        // what the peer receives from here on was in a socket already.
+        region.Deregister();
+        memset(region.data(), 0xee, kRegion);
+        std::vector<uint8_t> bytes;
+        ASSERT_TRUE(raw.ReadBytesUntilClosed(&bytes));
+        ASSERT_GE(bytes.size(), wire::kHeaderSize);
+        uint8_t encoded[wire::kHeaderSize];
+        memcpy(encoded, bytes.data(), sizeof(encoded));
+        wire::Header response;
+        ASSERT_EQ(wire::ParseHeader(encoded, &response), wire::ParseError::kNone);
+        EXPECT_EQ(response.opcode, wire::Opcode::kReadResponse);
+        EXPECT_EQ(response.length, kRegion);
+        EXPECT_LT(bytes.size(), wire::kHeaderSize + kRegion);
+        for (size_t i = wire::kHeaderSize; i < bytes.size(); ++i)
+            ASSERT_EQ(bytes[i], 0x5a) << "payload byte " << i - wire::kHeaderSize;
+        EXPECT_EQ(WaitEventType(*server.id), CmEventType::kConnectError);
+        ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+    }
+};
+
+// A peer declaring a send queue of 16 asks for 16 READs of 1 MiB and reads
+// nothing: the answers wait in the provider's queue (pointing into the
+// region, not copied), ten fresh connections are made and served
+// meanwhile, and once the peer has been silent for the bound it is dropped.
+TEST_F(TcpHostileFlood, PeerThatStopsReadingResponsesStallsNoOtherConnection) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            InChild(kChildAlarmSeconds);
+            ResponsesBehindAClosedWindow();
+            ExitChild();
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+// 200,000 requests asking for ACKs (and ACK_REQUESTs, always answered)
+// from a peer whose window is closed: the provider keeps reading and
+// executing them, its ACKs merge into one waiting at its queue's tail, its
+// heap does not grow with the flood, and other connections are served
+// meanwhile. The peer is dropped once it stops sending, its ACKs unread.
+TEST_F(TcpHostileFlood, RequestFloodFromAPeerThatNeverReadsKeepsMemoryBounded) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            InChild(kChildAlarmSeconds);
+            RequestsFromAPeerThatNeverReads();
+            ExitChild();
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+// A 16 MiB READ_RESPONSE waits for a peer that does not read, and the
+// application deregisters the region: the response is cut (the connection
+// breaks), and every payload byte the peer gets is what the region held
+// before; what the application writes there afterwards never leaves.
+TEST_F(TcpHostileFlood, DeregisteredRegionSendsNothingMore) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            InChild(kChildAlarmSeconds);
+            RegionDeregisteredUnderAWaitingResponse();
+            ExitChild();
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace rpma::provider::tcp::testing
