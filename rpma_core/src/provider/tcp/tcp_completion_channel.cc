@@ -345,7 +345,18 @@ void CompletionChannel::AckEvents(provider::CompletionQueue *cq, unsigned int co
 void CompletionChannel::Fire(CompletionQueue *cq) {
     Catcher *catcher = tls_catcher;
     if (catcher != nullptr && catcher->channel == this && catcher->caught == nullptr) {
-        catcher->caught = cq;
+        // An event another thread queued since this wait began (the
+        // progress thread completing a SEND from its ACK, say) fired first
+        // and is handed over first; this one queues behind the rest. Events
+        // of one connection are fired under its lock, which this thread
+        // holds, so the queue shows all that fired before.
+        CompletionQueue *earlier = nullptr;
+        if (fired_.Pop(&earlier) == 0) {
+            catcher->caught = earlier;
+            fired_.Push(cq);
+        } else {
+            catcher->caught = cq;
+        }
         return;
     }
     fired_.Push(cq);

@@ -3,6 +3,15 @@
 // blocking unless the application sets O_NONBLOCK on it, GetEvent behaves
 // like ibv_get_cq_event in both modes.
 //
+// Order. GetEvent hands out events in the order the CQs fired, whichever
+// thread fired them (the progress thread, a waiter, a poller, a poster), and
+// a connection fires its CQs in the order it makes its completions: a SEND
+// answered by the peer (an ACK, or a reply carrying the ACK) completes
+// before the reply's receive. So with a send CQ and a receive CQ on one
+// channel (rpma_conn_wait), the send CQ's event comes first, as on verbs.
+// Where a CQ does not fire (not armed, or its completion returned by the
+// busy poll that made it) there is no event to order.
+//
 // Inline progress. A blocking GetEvent does not sleep until the progress
 // thread hands it a completion: it drives the inbound side of the
 // connections whose queue pairs feed this channel's CQs itself. Fed by one
@@ -53,6 +62,9 @@ class CompletionChannel final : public provider::CompletionChannel {
     int GetAckedEventWithin(provider::CompletionQueue **cq, int timeout_ms) override;
     void AckEvents(provider::CompletionQueue *cq, unsigned int count) override;
 
+    // Queues cq's event, or hands it to a thread waiting inline on this
+    // channel that made the completion itself (after any event queued
+    // before it: the order is kept).
     void Fire(CompletionQueue *cq);
 
     // The CQs created on this channel (their constructor and destructor).
