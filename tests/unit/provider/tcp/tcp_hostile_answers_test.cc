@@ -224,6 +224,35 @@ TEST_F(TcpHostileAnswers, ReadResponseOfTheWrongSequenceOrLengthBreaksTheConnect
     });
 }
 
+// A half-open server (shutdown SHUT_WR) inside a READ_RESPONSE: the READ
+// fails with IBV_WC_RETRY_EXC_ERR, as when the peer vanishes; what arrived
+// of its data is in the destination (as a failed RDMA READ may leave it),
+// nothing beyond.
+TEST_F(TcpHostileAnswers, HalfClosedInsideAReadResponseFailsTheRead) {
+    constexpr size_t kArrived = 1000;
+    RawListener raw_listener;
+    RawPeer raw;
+    ASSERT_NO_FATAL_FAILURE(Connect(raw_listener, &raw));
+    ASSERT_NO_FATAL_FAILURE(PostRead(raw, 1, 1, 0));
+    wire::Header response;
+    response.opcode = wire::Opcode::kReadResponse;
+    response.sequence = 1;
+    response.length = kReadLength;
+    ASSERT_TRUE(raw.SendHeader(response));
+    const std::vector<uint8_t> part(kArrived, 0xab);
+    ASSERT_TRUE(raw.Send(part.data(), part.size()));
+    ASSERT_TRUE(raw.ShutdownWrite());
+    const ibv_wc wc = client.send.WaitOne();
+    EXPECT_EQ(wc.wr_id, 1u);
+    EXPECT_EQ(wc.status, IBV_WC_RETRY_EXC_ERR);
+    EXPECT_EQ(WaitEventType(*client.id, kPromptMs), CmEventType::kConnectError);
+    EXPECT_TRUE(raw.WaitClosed(kPromptMs));
+    for (size_t i = 0; i < local_->size(); ++i)
+        ASSERT_EQ(local_->data()[i], i < kArrived ? 0xab : 0) << "byte " << i;
+    client.id.reset();
+    ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+}
+
 TEST_F(TcpHostileAnswers, NakForNothingOutstandingBreaksTheConnection) {
     RunBrokenCases({
         {"nothing outstanding",

@@ -219,6 +219,30 @@ TEST_F(TcpHostileRequests, RequestOutOfSequenceClosesTheConnectionUnexecuted) {
     ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
 }
 
+// After the peer's DISCONNECT nothing it sends is a request: a WRITE
+// behind it is not executed, and the connection breaks instead of ending
+// in an orderly disconnect.
+TEST_F(TcpHostileRequests, RequestAfterDisconnectIsNotExecuted) {
+    Buffer region(*server_pd, kRegionSize, kRemoteAll);
+    RawPeer raw;
+    ASSERT_NO_FATAL_FAILURE(AcceptScripted(&raw));
+    wire::Header goodbye;
+    goodbye.opcode = wire::Opcode::kDisconnect;
+    ASSERT_TRUE(raw.SendHeader(goodbye));
+    ASSERT_TRUE(
+        raw.SendRequest(RequestHeader(wire::Opcode::kWrite, 1, region.addr(), region.rkey(), 64),
+                        std::vector<uint8_t>(64, 0x11)));
+    std::vector<RawMessage> messages;
+    size_t unfinished = 0;
+    EXPECT_TRUE(raw.ReadUntilClosed(&messages, &unfinished, kPromptMs));
+    EXPECT_EQ(unfinished, 0u);
+    for (const RawMessage &message : messages)
+        EXPECT_EQ(message.header.opcode, wire::Opcode::kDisconnect);
+    EXPECT_EQ(WaitEventType(*server.id, kPromptMs), CmEventType::kConnectError);
+    EXPECT_TRUE(Holds(region.data(), 0, kRegionSize, 0));
+    ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+}
+
 // A half-open client (shutdown SHUT_WR) inside a request's header or
 // payload: the connection breaks at once. A WRITE cut short leaves what
 // arrived of it, as an RDMA WRITE that did not complete may, and nothing
