@@ -140,6 +140,26 @@ TEST_F(TcpHostileAnswers, AckOfARequestNeverSentOrOfAReadBreaksTheConnection) {
     });
 }
 
+// A SEND carries a cumulative ACK in its header (wire::kCarriesAck); one
+// for a request never sent breaks the connection before the SEND is
+// delivered: the posted receive is flushed, not filled.
+TEST_F(TcpHostileAnswers, AckCarriedByASendForARequestNeverSentBreaksTheConnection) {
+    RawListener raw_listener;
+    RawPeer raw;
+    ASSERT_NO_FATAL_FAILURE(Connect(raw_listener, &raw));
+    ibv_sge sge = local_->Sge(0, kReadLength);
+    ASSERT_EQ(client.qp().PostRecv(RecvWr(&sge, 5)), 0);
+    wire::Header send =
+        RequestHeader(wire::Opcode::kSend, 1, /*remote_addr=*/3, 0, 64, wire::kCarriesAck);
+    ASSERT_TRUE(raw.SendRequest(send, std::vector<uint8_t>(64, 0xab)));
+    const ibv_wc wc = client.recv.WaitOne();
+    EXPECT_EQ(wc.wr_id, 5u);
+    EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+    ASSERT_NO_FATAL_FAILURE(ExpectBroken(raw, {}));
+    client.id.reset();
+    ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+}
+
 // ACKs are cumulative: one for less than was acknowledged already (or for
 // 0) says nothing new, as a duplicate ACK on RC, and changes nothing.
 TEST_F(TcpHostileAnswers, AckGoingBackwardsIsIgnored) {

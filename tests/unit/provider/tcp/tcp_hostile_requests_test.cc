@@ -123,6 +123,55 @@ TEST_F(TcpHostileRequests, ReadOutsideTheRegionIsNakedWithRemoteAccessError) {
     ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
 }
 
+// Whatever the request, memory outside a region (or misaligned for an
+// atomic) is refused on the header with a NAK, and nothing of the request
+// lands: a WRITE's payload is not written even where it overlaps the
+// region, a WRITE_WITH_IMM consumes no receive (it is flushed with the
+// queue pair), a FLUSH persists nothing.
+TEST_F(TcpHostileRequests, RequestsOutsideTheRegionAreNakedUnexecuted) {
+    Buffer region(*server_pd, kRegionSize, kRemoteAll);
+    struct Case {
+        const char *name;
+        wire::Header request;
+        ibv_wc_status status;
+    };
+    const auto request = [&](wire::Opcode opcode, uint64_t addr, uint32_t length) {
+        wire::Header header = RequestHeader(opcode, 1, addr, region.rkey(), length);
+        if (opcode == wire::Opcode::kFlush)
+            header.flags |= wire::kFlushPersistent;
+        return header;
+    };
+    const std::vector<Case> cases = {
+        {"WRITE straddling the end",
+         request(wire::Opcode::kWrite, region.addr(kRegionSize - 32), 64), IBV_WC_REM_ACCESS_ERR},
+        {"WRITE_WITH_IMM past the end",
+         request(wire::Opcode::kWriteWithImm, region.addr(kRegionSize), 64), IBV_WC_REM_ACCESS_ERR},
+        {"ATOMIC_WRITE past the end",
+         request(wire::Opcode::kAtomicWrite, region.addr(kRegionSize), 8), IBV_WC_REM_ACCESS_ERR},
+        {"ATOMIC_WRITE misaligned", request(wire::Opcode::kAtomicWrite, region.addr(4), 8),
+         IBV_WC_REM_INV_REQ_ERR},
+        {"FLUSH wrapping 2^64", request(wire::Opcode::kFlush, UINT64_MAX - 7, 16),
+         IBV_WC_REM_ACCESS_ERR},
+    };
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.name);
+        RawPeer raw;
+        ASSERT_NO_FATAL_FAILURE(AcceptScripted(&raw));
+        Buffer receive(*server_pd, kRegionSize, kRemoteAll);
+        ibv_sge sge = receive.Sge(0, kRegionSize);
+        ASSERT_EQ(server.qp().PostRecv(RecvWr(&sge, 9)), 0);
+        ASSERT_TRUE(
+            raw.SendRequest(c.request, std::vector<uint8_t>(wire::PayloadLength(c.request), 0x11)));
+        ASSERT_NO_FATAL_FAILURE(ExpectNakAndClose(raw, 1, c.status));
+        const ibv_wc wc = server.recv.WaitOne();
+        EXPECT_EQ(wc.wr_id, 9u);
+        EXPECT_EQ(wc.status, IBV_WC_WR_FLUSH_ERR);
+        EXPECT_TRUE(Holds(receive.data(), 0, kRegionSize, 0));
+    }
+    EXPECT_TRUE(Holds(region.data(), 0, kRegionSize, 0));
+    ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+}
+
 // After a NAK the target executes nothing more from that peer, whether the
 // requests behind the refused one arrived with it (one segment) or after
 // the NAK went out: no WRITE lands, no READ is answered, and the
