@@ -1,6 +1,7 @@
 // The tcp provider's receive path, one connection per input: the harness is
 // the peer on a loopback socket, the provider a passive connection of a real
-// listener that serves a registered region between PROT_NONE guard pages.
+// listener (or, for one input in two, an active one that connects to the
+// harness) that serves a registered region between PROT_NONE guard pages.
 //
 // The input is a script, not a byte stream (see Script below): each step is
 // one message of the wire format (every opcode, with fields chosen by the
@@ -120,6 +121,9 @@ struct Process {
     std::unique_ptr<provider::ProtectionDomain> pd;
     std::unique_ptr<provider::Listener> listener;
     uint16_t port = 0;
+    // Where an active provider connection connects to: the harness's own.
+    int peer_listener = -1;
+    uint16_t peer_port = 0;
     GuardedMemory target{kTargetSize};
     GuardedMemory local{kLocalSize};
 
@@ -137,6 +141,17 @@ struct Process {
         FUZZ_CHECK(device->AllocPd(&pd) == 0);
         FUZZ_CHECK(device->Listen("127.0.0.1", "0", &listener) == 0);
         port = static_cast<tcp::Listener &>(*listener).Port();
+        peer_listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        FUZZ_CHECK(bind(peer_listener, reinterpret_cast<sockaddr *>(&address), sizeof(address)) ==
+                   0);
+        FUZZ_CHECK(listen(peer_listener, 16) == 0);
+        socklen_t length = sizeof(address);
+        FUZZ_CHECK(getsockname(peer_listener, reinterpret_cast<sockaddr *>(&address), &length) ==
+                   0);
+        peer_port = ntohs(address.sin_port);
     }
 };
 
@@ -233,6 +248,8 @@ class Session {
     // Setup.
     void RegisterRegions();
     void ConnectSocket();
+    void ConnectFromProvider();
+    void CreateQp();
     int FindProviderSocket() const;
     bool IsProviderSocket(int fd) const;
 
@@ -275,6 +292,7 @@ class Session {
 
     int socket_ = -1;
     sockaddr_in local_address_{};
+    sockaddr_in peer_address_{};
     int provider_socket_ = -1;
     std::vector<uint8_t> inbox_;
     bool closed_ = false;          // end of stream or reset from the provider
@@ -282,6 +300,7 @@ class Session {
     bool stalled_ = false;         // it stopped reading; the script is abandoned
 
     // The provider's side, driven as an application would.
+    bool active_ = false;  // it connects; the harness sends ACCEPT, not READY_TO_USE
     bool reject_ = false;
     uint32_t receives_ = kReceives;
     std::unique_ptr<provider::CompletionQueue> send_cq_;
@@ -294,6 +313,7 @@ class Session {
     // The model of a correct peer's conversation.
     bool predictable_ = true;
     bool request_sent_ = false;
+    bool request_seen_ = false;  // active: the provider's CONNECT_REQUEST
     bool accept_seen_ = false;
     bool handshake_done_ = false;
     uint32_t declared_depth_ = kQueueDepth;
@@ -309,14 +329,19 @@ void Session::Run(Script &script) {
     const uint8_t setup = script.U8();
     // 1 in 16 inputs has the application refuse the request; 1 in 8 posts
     // no receive at all (every SEND then waits for one in vain).
+    // The top bit makes the provider the active side.
     reject_ = (setup & 0x0f) == 0x0f;
     receives_ = (setup & 0x70) == 0x70 ? 0 : kReceives;
+    active_ = setup & 0x80;
     FillPattern(p_.target.data(), p_.target.size(), setup);
     shadow_.assign(p_.target.data(), p_.target.data() + p_.target.size());
     RegisterRegions();
     if (receives_ == 0)
         Unpredictable();  // a SEND then fails after the RNR bound
-    ConnectSocket();
+    if (active_)
+        ConnectFromProvider();
+    else
+        ConnectSocket();
     while (!script.Done() && !closed_ && !stalled_)
         RunStep(script);
     Finish();
@@ -343,8 +368,29 @@ void Session::ConnectSocket() {
     setsockopt(socket_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     socklen_t length = sizeof(local_address_);
     FUZZ_CHECK(getsockname(socket_, reinterpret_cast<sockaddr *>(&local_address_), &length) == 0);
+    peer_address_ = address;
     // The provider's end, found among this process's fds once its listener
     // accepted it: reading its FIONREAD tells when a piece was consumed.
+    FUZZ_CHECK(WaitUntil([&] { return (provider_socket_ = FindProviderSocket()) >= 0; }, kBoundMs));
+}
+
+// The application connects; the harness takes the connection on its own
+// listening socket.
+void Session::ConnectFromProvider() {
+    const std::string port = std::to_string(p_.peer_port);
+    FUZZ_CHECK(p_.device->Resolve("127.0.0.1", port.c_str(), kBoundMs, &id_) == 0);
+    CreateQp();
+    const uint8_t private_data[] = {'f', 'u', 'z', 'z'};
+    FUZZ_CHECK(id_->Connect(private_data, sizeof(private_data), kBoundMs) == 0);
+    FUZZ_CHECK(WaitUntil(
+        [&] { return (socket_ = accept4(p_.peer_listener, nullptr, nullptr, SOCK_CLOEXEC)) >= 0; },
+        kBoundMs));
+    const int one = 1;
+    setsockopt(socket_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    socklen_t length = sizeof(local_address_);
+    FUZZ_CHECK(getsockname(socket_, reinterpret_cast<sockaddr *>(&local_address_), &length) == 0);
+    length = sizeof(peer_address_);
+    FUZZ_CHECK(getpeername(socket_, reinterpret_cast<sockaddr *>(&peer_address_), &length) == 0);
     FUZZ_CHECK(WaitUntil([&] { return (provider_socket_ = FindProviderSocket()) >= 0; }, kBoundMs));
 }
 
@@ -358,7 +404,8 @@ bool Session::IsProviderSocket(int fd) const {
            peer.sin_family == AF_INET && peer.sin_port == local_address_.sin_port &&
            peer.sin_addr.s_addr == local_address_.sin_addr.s_addr &&
            getsockname(fd, reinterpret_cast<sockaddr *>(&self), &self_length) == 0 &&
-           self.sin_port == htons(p_.port);
+           self.sin_port == peer_address_.sin_port &&
+           self.sin_addr.s_addr == peer_address_.sin_addr.s_addr;
 }
 
 int Session::FindProviderSocket() const {
@@ -425,7 +472,9 @@ std::vector<uint8_t> Encode(const wire::Header &header) {
     return std::vector<uint8_t>(encoded.begin(), encoded.end());
 }
 
-// Fields: depth, private data length, corruption, pieces (2).
+// Fields: depth, private data length, corruption, pieces (2). The
+// handshake message this side sends: CONNECT_REQUEST to a passive provider;
+// ACCEPT (or REJECT, when the setup says so) to an active one.
 void Session::SendConnectRequest(Script &script) {
     const uint8_t depth = script.U8();
     const uint8_t private_length = script.U8() % 72;  // beyond 56 is too long
@@ -446,20 +495,31 @@ void Session::SendConnectRequest(Script &script) {
     FillPattern(payload.data() + sizeof(encoded_prefix), private_length, depth);
 
     wire::Header header;
-    header.opcode = wire::Opcode::kConnectRequest;
+    header.opcode = active_ ? wire::Opcode::kAccept : wire::Opcode::kConnectRequest;
     header.length = static_cast<uint32_t>(payload.size());
     if (corruption == 7)
         header.length = depth;  // the payload that follows is not what it says
+    if (active_ && reject_)
+        header = wire::Header{.opcode = wire::Opcode::kReject};
     std::vector<uint8_t> bytes = Encode(header);
-    bytes.insert(bytes.end(), payload.begin(), payload.end());
+    if (header.opcode != wire::Opcode::kReject)
+        bytes.insert(bytes.end(), payload.begin(), payload.end());
 
-    const bool correct = corruption < 5 && private_length <= wire::kMaxPrivateData && depth > 0;
-    if (!correct || request_sent_ || provider_messages_ > 0)
+    if (active_ && predictable_ && !Ended()) {
+        // The application's Connect sent its request at once.
+        FUZZ_CHECK(WaitUntil([&] { return request_seen_ || Ended(); }, kBoundMs));
+    }
+    const bool correct = corruption < 5 && private_length <= wire::kMaxPrivateData && depth > 0 &&
+                         header.opcode != wire::Opcode::kReject;
+    const size_t expected_messages = active_ ? 1 : 0;
+    if (!correct || request_sent_ || provider_messages_ != expected_messages)
         Unpredictable();
     request_sent_ = true;
     declared_depth_ = std::min<uint32_t>(prefix.send_queue_depth, kQueueDepth);
     Deliver(bytes, first_piece, other_pieces);
-    if (predictable_ && !Ended()) {
+    if (active_) {
+        handshake_done_ = true;  // the provider answers with READY_TO_USE
+    } else if (predictable_ && !Ended()) {
         // A correct request is answered: the application takes it at once.
         FUZZ_CHECK(WaitUntil([&] { return accept_seen_ || Ended(); }, kBoundMs));
     }
@@ -472,7 +532,7 @@ void Session::SendHeaderOnly(Script &script, wire::Opcode opcode) {
     wire::Header header;
     header.opcode = opcode;
     if (opcode == wire::Opcode::kReadyToUse) {
-        if (!accept_seen_ || handshake_done_)
+        if (active_ || !accept_seen_ || handshake_done_)
             Unpredictable();
         handshake_done_ = true;
     } else if (opcode == wire::Opcode::kDisconnect) {
@@ -904,10 +964,22 @@ void Session::ReadFromProvider() {
 
 void Session::OnProviderMessage(const wire::Header &header, const std::vector<uint8_t> &payload) {
     ++provider_messages_;
-    if (predictable_ && provider_messages_ == 1)  // a passive side speaks first to answer
-        FUZZ_CHECK(header.opcode == wire::Opcode::kAccept ||
-                   header.opcode == wire::Opcode::kReject);
+    if (predictable_ && provider_messages_ == 1) {
+        // An active side speaks first to ask, a passive one to answer.
+        if (active_)
+            FUZZ_CHECK(header.opcode == wire::Opcode::kConnectRequest);
+        else
+            FUZZ_CHECK(header.opcode == wire::Opcode::kAccept ||
+                       header.opcode == wire::Opcode::kReject);
+    }
     switch (header.opcode) {
+        case wire::Opcode::kConnectRequest:
+            request_seen_ = true;
+            if (predictable_) {
+                wire::HandshakePrefix prefix;
+                FUZZ_CHECK(wire::ParseHandshakePrefix(payload.data(), payload.size(), &prefix));
+            }
+            return;
         case wire::Opcode::kAccept:
             accept_seen_ = true;
             if (predictable_) {
@@ -967,6 +1039,12 @@ void Session::TakeRequest() {
         Unpredictable();
         return;
     }
+    CreateQp();
+    const uint8_t private_data[] = {'f', 'u', 'z', 'z'};
+    id_->Accept(private_data, sizeof(private_data));
+}
+
+void Session::CreateQp() {
     FUZZ_CHECK(p_.device->CreateCq(kCqSize, nullptr, &send_cq_) == 0);
     FUZZ_CHECK(p_.device->CreateCq(kCqSize, nullptr, &recv_cq_) == 0);
     provider::QueuePairInit init;
@@ -977,8 +1055,6 @@ void Session::TakeRequest() {
     FUZZ_CHECK(id_->CreateQp(*p_.pd, init) == 0);
     for (uint64_t i = 0; i < receives_; ++i)
         PostReceive(i);
-    const uint8_t private_data[] = {'f', 'u', 'z', 'z'};
-    id_->Accept(private_data, sizeof(private_data));
     qp_ready_ = true;
 }
 
@@ -1093,13 +1169,16 @@ ScriptWriter &Pieces(ScriptWriter &w, uint8_t first = 0, uint8_t others = 0) {
     return w.U8(first).U8(others);
 }
 
-ScriptWriter Handshake(uint8_t first_piece = 0) {
+// Passive: CONNECT_REQUEST, READY_TO_USE. Active: ACCEPT.
+ScriptWriter Handshake(uint8_t first_piece = 0, bool active = false) {
     ScriptWriter w;
-    w.U8(0);  // accept, receives posted
+    w.U8(active ? 0x80 : 0);  // accept, receives posted
     w.U8(kStepConnectRequest).U8(16).U8(8).U8(0);
     Pieces(w, first_piece, 1);
-    w.U8(kStepReadyToUse);
-    Pieces(w);
+    if (!active) {
+        w.U8(kStepReadyToUse);
+        Pieces(w);
+    }
     return w;
 }
 
@@ -1124,6 +1203,16 @@ void WriteSeed(const char *dir, const char *name, const ScriptWriter &w) {
 void WriteSeeds(const char *dir) {
     WriteSeed(dir, "handshake_only", Handshake());
     WriteSeed(dir, "handshake_split", Handshake(5));
+    WriteSeed(dir, "active_handshake_split", Handshake(70, true));
+    {
+        ScriptWriter w = Handshake(0, true);
+        Request(w, kStepWrite, 256, 1000);
+        Request(w, kStepSend, 0, 64);
+        w.U8(kStepProviderPost).U8(0).U8(0).U16(128).U8(1);  // RDMA READ
+        w.U8(kStepReadResponse).U8(0).U32(0);
+        Pieces(w, 64, 0);
+        WriteSeed(dir, "active_requests", w);
+    }
     {
         ScriptWriter w = Handshake();
         Request(w, kStepWrite, 0, 4096);
