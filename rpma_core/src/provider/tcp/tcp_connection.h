@@ -47,6 +47,11 @@
 // channel, connection -> shared receive queue, connection -> progress
 // engine; never the reverse, and no deregistration under a connection's
 // lock.
+//
+// The implementation is split by idea (tcp_connection.cc lists the parts:
+// handshake, inbound stream, target, initiator, inline progress, liveness),
+// and the connection's states are one explicit state machine
+// (tcp_connection_state.h).
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 
@@ -62,6 +67,7 @@
 #include <vector>
 
 #include "rpma_core/src/provider/provider.h"
+#include "rpma_core/src/provider/tcp/tcp_connection_state.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
@@ -214,18 +220,17 @@ class Connection final : public EventHandler,
     DirectRead WaitDirect(bool *muted, CompletionQueue *const *caught);
 
   private:
-    enum class State {
-        kIdle,             // active: resolved, Connect not called
-        kConnecting,       // active: TCP connect in progress
-        kAwaitingReply,    // active: CONNECT_REQUEST sent
-        kAwaitingRequest,  // passive: reading the CONNECT_REQUEST
-        kRequestQueued,    // passive: waiting for Accept/Reject
-        kAwaitingRtu,      // passive: ACCEPT sent
-        kEstablished,
-        kDisconnecting,  // DISCONNECT sent and/or received, finishing
-        kClosing,        // dead; sending a last NAK or REJECT
-        kClosed,
-    };
+    // A passive side gives a peer this long to send its CONNECT_REQUEST, and
+    // to send its READY_TO_USE after ACCEPT, so a silent client cannot pin a
+    // socket.
+    static constexpr int kPassiveHandshakeTimeoutMs = 10000;
+    // How long a disconnect waits for the peer's DISCONNECT and end of stream.
+    static constexpr int kDisconnectTimeoutMs = 2000;
+    // Inbound bytes go through a per-connection stage: one recv takes a
+    // header with a small payload, or several messages, at once.
+    static constexpr size_t kStageSize = size_t{16} << 10;
+
+    using State = ConnectionState;
     enum class TimerPurpose { kNone, kConnect, kHandshake, kReceiverNotReady, kLinger };
 
     // The message being read from the socket.
@@ -256,7 +261,8 @@ class Connection final : public EventHandler,
         PostedReceive receive;
     };
 
-    static const char *StateName(State state);
+    // The only way state_ changes (tcp_connection_state.h).
+    void MoveTo(State next);
 
     // Socket and timer plumbing.
     int AttachSocket(UniqueFd socket);

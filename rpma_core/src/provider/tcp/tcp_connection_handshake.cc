@@ -1,0 +1,340 @@
+// Connection, the handshake and the goodbye: rdma_cm's connect, accept,
+// reject and disconnect carried by CONNECT_REQUEST, ACCEPT, REJECT,
+// READY_TO_USE and DISCONNECT, and telling a peer that does not speak rpma
+// from one that does. The states they move through are ConnectionState
+// (tcp_connection_state.h). Tests: tcp_connection_test,
+// tcp_hostile_handshake_test.
+#include "rpma_core/src/provider/tcp/tcp_connection.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "rpma_core/src/log.h"
+#include "rpma_core/src/provider/tcp/tcp_protection_domain.h"
+#include "rpma_core/src/provider/tcp/tcp_request_queue.h"
+
+namespace rpma::provider::tcp {
+namespace {
+
+// A peer's declared send-queue depth, as this side bounds it: no honest
+// peer has a deeper queue than this provider creates (kMaxQueueDepth, its
+// max_qp_wr), and a depth of 0 still lets one READ be answered. Nothing a
+// peer declares is used unchecked.
+uint32_t ClampPeerDepth(uint32_t declared) {
+    return std::clamp<uint32_t>(declared, 1, kMaxQueueDepth);
+}
+
+}  // namespace
+
+int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms) {
+    std::lock_guard lock(mu_);
+    if (!active_ || state_ != State::kIdle) {
+        RPMA_LOG_ERROR("cannot connect: the connection is %s, not a fresh outgoing one",
+                       ConnectionStateName(state_));
+        return EINVAL;
+    }
+    if (length > wire::kMaxPrivateData || (length > 0 && private_data == nullptr)) {
+        RPMA_LOG_ERROR("cannot connect: private data of %u bytes (at most %zu)", length,
+                       wire::kMaxPrivateData);
+        return EINVAL;
+    }
+    if (!has_qp_) {
+        RPMA_LOG_ERROR("cannot connect: create the queue pair first");
+        return EINVAL;
+    }
+    const auto *bytes = static_cast<const uint8_t *>(private_data);
+    connect_private_data_.assign(bytes, bytes + length);
+    if (const int err = EnsureTimer(); err != 0)
+        return err;
+    MoveTo(State::kConnecting);
+    if (timeout_ms > 0)
+        ArmTimer(TimerPurpose::kConnect, timeout_ms);
+    if (!TryNextAddress()) {
+        RPMA_LOG_ERROR("cannot connect to %s: no address could be reached", peer_.c_str());
+        Emit(CmEventType::kUnreachable);
+        CloseNow();
+    }
+    AfterProgress();
+    return 0;
+}
+
+bool Connection::TryNextAddress() {
+    DetachSocket();
+    while (next_address_ < addresses_.size()) {
+        const SocketAddress &address = addresses_[next_address_++];
+        peer_ = address.ToString();
+        UniqueFd socket;
+        if (OpenStreamSocket(address.Family(), &socket) != 0)
+            continue;
+        if (connect(socket.Get(), address.Get(), address.length) != 0 && errno != EINPROGRESS) {
+            RPMA_LOG_INFO("connect to %s failed: %s", peer_.c_str(), strerror(errno));
+            continue;
+        }
+        if (AttachSocket(std::move(socket)) == 0)
+            return true;
+    }
+    return false;
+}
+
+void Connection::FinishTcpConnect() {
+    int error = 0;
+    socklen_t length = sizeof(error);
+    if (getsockopt(socket_.Get(), SOL_SOCKET, SO_ERROR, &error, &length) != 0)
+        error = errno;
+    if (error != 0) {
+        RPMA_LOG_INFO("connect to %s failed: %s", peer_.c_str(), strerror(error));
+        if (!TryNextAddress()) {
+            RPMA_LOG_ERROR("cannot connect to %s: %s", peer_.c_str(), strerror(error));
+            Emit(CmEventType::kUnreachable);
+            CloseNow();
+        }
+        return;
+    }
+    MoveTo(State::kAwaitingReply);
+    ArmTimer(TimerPurpose::kConnect, deps_.reply_timeout_ms->load());
+    PushHandshake(wire::Opcode::kConnectRequest, connect_private_data_.data(),
+                  connect_private_data_.size());
+}
+
+void Connection::PushHandshake(wire::Opcode opcode, const void *private_data, size_t length) {
+    OutboundMessage message;
+    message.header.opcode = opcode;
+    wire::HandshakePrefix prefix;
+    prefix.send_queue_depth = qp_.sq_size;
+    uint8_t encoded[wire::kHandshakePrefixSize];
+    wire::EncodeHandshakePrefix(prefix, encoded);
+    memcpy(message.inline_payload.data(), encoded, sizeof(encoded));
+    if (length > 0)
+        memcpy(message.inline_payload.data() + sizeof(encoded), private_data, length);
+    message.inline_length = sizeof(encoded) + length;
+    message.header.length = static_cast<uint32_t>(message.inline_length);
+    out_.Push(std::move(message));
+}
+
+int Connection::Accept(const void *private_data, uint8_t length) {
+    std::lock_guard lock(mu_);
+    if (active_) {
+        RPMA_LOG_ERROR("cannot accept an outgoing connection");
+        return EINVAL;
+    }
+    if (length > wire::kMaxPrivateData || (length > 0 && private_data == nullptr)) {
+        RPMA_LOG_ERROR("cannot accept: private data of %u bytes (at most %zu)", length,
+                       wire::kMaxPrivateData);
+        return EINVAL;
+    }
+    if (request_failed_) {
+        RPMA_LOG_ERROR("cannot accept the connection from %s: the peer gave up on it",
+                       peer_.c_str());
+        Emit(CmEventType::kConnectError);
+        return 0;
+    }
+    if (state_ != State::kRequestQueued) {
+        RPMA_LOG_ERROR("cannot accept: the connection is %s, not a pending request",
+                       ConnectionStateName(state_));
+        return EINVAL;
+    }
+    if (!has_qp_) {
+        RPMA_LOG_ERROR("cannot accept: create the queue pair first");
+        return EINVAL;
+    }
+    PushHandshake(wire::Opcode::kAccept, private_data, length);
+    MoveTo(State::kAwaitingRtu);
+    ArmTimer(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    AfterProgress();
+    return 0;
+}
+
+int Connection::Reject() {
+    std::lock_guard lock(mu_);
+    if (active_) {
+        RPMA_LOG_ERROR("cannot reject an outgoing connection");
+        return EINVAL;
+    }
+    if (request_failed_)
+        return 0;
+    if (state_ != State::kRequestQueued) {
+        RPMA_LOG_ERROR("cannot reject: the connection is %s, not a pending request",
+                       ConnectionStateName(state_));
+        return EINVAL;
+    }
+    OutboundMessage reject;
+    reject.header.opcode = wire::Opcode::kReject;
+    out_.Push(std::move(reject));
+    BeginClosing();
+    AfterProgress();
+    return 0;
+}
+
+int Connection::Disconnect() {
+    std::lock_guard lock(mu_);
+    switch (state_) {
+        case State::kEstablished: {
+            PushPendingAck();
+            OutboundMessage goodbye;
+            goodbye.header.opcode = wire::Opcode::kDisconnect;
+            out_.Push(std::move(goodbye));
+            sent_disconnect_ = true;
+            MoveTo(State::kDisconnecting);
+            ArmTimer(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+            break;
+        }
+        case State::kDisconnecting:
+            break;
+        case State::kConnecting:
+        case State::kAwaitingReply:
+        case State::kAwaitingRtu:
+            sq_.FlushAll(IBV_WC_WR_FLUSH_ERR);
+            FlushReceives();
+            Emit(CmEventType::kDisconnected);
+            CloseNow();
+            break;
+        case State::kClosing:
+        case State::kClosed:
+            // Already broken or closed; confirm it so a caller waiting for
+            // the disconnected event does not hang.
+            Emit(CmEventType::kDisconnected);
+            break;
+        case State::kIdle:
+        case State::kAwaitingRequest:
+        case State::kRequestQueued:
+            RPMA_LOG_ERROR("cannot disconnect: the connection is %s", ConnectionStateName(state_));
+            return EINVAL;
+    }
+    AfterProgress();
+    return 0;
+}
+
+void Connection::Abandon() {
+    std::lock_guard lock(mu_);
+    switch (state_) {
+        case State::kRequestQueued: {
+            // rdma_destroy_id on an unanswered request rejects it.
+            OutboundMessage reject;
+            reject.header.opcode = wire::Opcode::kReject;
+            out_.Push(std::move(reject));
+            BeginClosing();
+            break;
+        }
+        case State::kConnecting:
+        case State::kAwaitingReply:
+        case State::kAwaitingRequest:
+        case State::kAwaitingRtu:
+        case State::kEstablished:
+            sq_.FlushAll(IBV_WC_WR_FLUSH_ERR);
+            FlushReceives();
+            CloseNow();
+            break;
+        case State::kDisconnecting:
+        case State::kClosing:
+            // Finishes on its own, bounded by the linger timer.
+            break;
+        case State::kIdle:
+        case State::kClosed:
+            break;
+    }
+    AfterProgress();
+}
+
+void Connection::OnConnectRequest() {
+    wire::HandshakePrefix prefix;
+    if (!wire::ParseHandshakePrefix(in_.small.data(), in_.payload_length, &prefix)) {
+        if (!wire::HasMagic(in_.small.data(), in_.payload_length))
+            return ProtocolError("a connection request of another protocol");
+        // rpma of another version: tell it, so that it reports REJECTED.
+        RPMA_LOG_NOTICE_RATELIMITED(
+            "rejecting the connection request from %s: another version of rpma", peer_.c_str());
+        OutboundMessage reject;
+        reject.header.opcode = wire::Opcode::kReject;
+        out_.Push(std::move(reject));
+        BeginClosing();
+        return;
+    }
+    peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
+    request_private_data_.assign(in_.small.data() + wire::kHandshakePrefixSize,
+                                 in_.small.data() + in_.payload_length);
+    MoveTo(State::kRequestQueued);
+    DisarmTimer(TimerPurpose::kHandshake);
+    std::shared_ptr<RequestQueue> requests = requests_.lock();
+    if (requests == nullptr || !requests->Offer(shared_from_this())) {
+        RPMA_LOG_NOTICE("rejecting the connection request from %s: the listener is closed",
+                        peer_.c_str());
+        OutboundMessage reject;
+        reject.header.opcode = wire::Opcode::kReject;
+        out_.Push(std::move(reject));
+        BeginClosing();
+    }
+}
+
+void Connection::OnAccept() {
+    wire::HandshakePrefix prefix;
+    if (!wire::ParseHandshakePrefix(in_.small.data(), in_.payload_length, &prefix))
+        return ProtocolError("it answered with another protocol or version");
+    peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
+    MoveTo(State::kEstablished);
+    DisarmTimer(TimerPurpose::kConnect);
+    OutboundMessage ready;
+    ready.header.opcode = wire::Opcode::kReadyToUse;
+    out_.Push(std::move(ready));
+    Emit(CmEventType::kEstablished,
+         std::vector<uint8_t>(in_.small.data() + wire::kHandshakePrefixSize,
+                              in_.small.data() + in_.payload_length));
+}
+
+void Connection::OnDisconnectMessage() {
+    if (!IsLive() || received_disconnect_)
+        return ProtocolError("unexpected DISCONNECT");
+    received_disconnect_ = true;
+    PushPendingAck();
+    if (!sent_disconnect_) {
+        OutboundMessage goodbye;
+        goodbye.header.opcode = wire::Opcode::kDisconnect;
+        out_.Push(std::move(goodbye));
+        sent_disconnect_ = true;
+        MoveTo(State::kDisconnecting);
+        ArmTimer(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+    }
+}
+
+void Connection::ProtocolError(const char *why) {
+    if (state_ == State::kAwaitingRequest || state_ == State::kAwaitingReply)
+        return NotAnRpmaPeer(why);
+    RPMA_LOG_ERROR_RATELIMITED(
+        "protocol violation by %s (%s, last header %s, connection %s); breaking the "
+        "connection",
+        peer_.c_str(), why, wire::OpcodeName(in_.header.opcode), ConnectionStateName(state_));
+    Fail(IBV_WC_RETRY_EXC_ERR, /*send_nothing=*/true);
+}
+
+void Connection::NotAnRpmaPeer(const char *why) {
+    if (active_) {
+        RPMA_LOG_ERROR(
+            "%s is not an rpma server (%s); the connection is rejected (check the "
+            "address and port)",
+            peer_.c_str(), why);
+        Emit(CmEventType::kRejected);
+    } else {
+        // A stranger knocking (a scanner, a misdirected client): one quiet
+        // line, nothing allocated for it survives.
+        RPMA_LOG_INFO_RATELIMITED("%s is not an rpma client (%s); closing its connection",
+                                  peer_.c_str(), why);
+    }
+    CloseNow();
+}
+
+bool Connection::PlausibleHandshake() const {
+    if (state_ == State::kAwaitingRequest)
+        return wire::CouldStartHandshake(in_.header_bytes, in_.header_received,
+                                         wire::Opcode::kConnectRequest,
+                                         wire::Opcode::kConnectRequest);
+    if (state_ == State::kAwaitingReply)
+        return wire::CouldStartHandshake(in_.header_bytes, in_.header_received,
+                                         wire::Opcode::kAccept, wire::Opcode::kReject);
+    return true;
+}
+
+}  // namespace rpma::provider::tcp

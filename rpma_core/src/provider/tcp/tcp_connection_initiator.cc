@@ -1,0 +1,490 @@
+// Connection as an initiator: posting work requests (one message each, sent
+// at once from the posting thread when nothing is queued ahead of it, or
+// held for the doorbell), and completing them from the peer's ACK, NAK and
+// READ_RESPONSE. Tests: tcp_completion_test, tcp_remote_ops_test,
+// tcp_stress_test.
+#include "rpma_core/src/provider/tcp/tcp_connection.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "rpma_core/src/log.h"
+#include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
+
+namespace rpma::provider::tcp {
+namespace {
+
+// Small unsignaled requests posted in the linger after an inline wait are
+// held for the next doorbell while the queue stays below this.
+constexpr size_t kDoorbellBatchBytes = size_t{64} << 10;
+
+// Largest IBV_SEND_INLINE payload (the QP's max_inline_data).
+constexpr uint32_t kMaxInlineData = 64;
+
+bool IsNakStatus(uint32_t status) {
+    switch (status) {
+        case IBV_WC_REM_ACCESS_ERR:
+        case IBV_WC_REM_INV_REQ_ERR:
+        case IBV_WC_REM_OP_ERR:
+        case IBV_WC_RNR_RETRY_EXC_ERR:
+            return true;
+        default:
+            return false;
+    }
+}
+
+}  // namespace
+
+void Connection::OnAck(uint64_t sequence) {
+    if (!IsLive())
+        return ProtocolError("unexpected ACK");
+    if (!sq_.Acknowledge(sequence))
+        return ProtocolError("ACK for a request that was never sent or not yet answered");
+    FailOnFrontLocalError();
+}
+
+void Connection::OnNak(const wire::Header &header) {
+    if (!IsLive())
+        return ProtocolError("unexpected NAK");
+    if (!sq_.CompleteBefore(header.sequence))
+        return ProtocolError("NAK for a request that is not outstanding");
+    const ibv_wc_status status =
+        IsNakStatus(header.rkey) ? static_cast<ibv_wc_status>(header.rkey) : IBV_WC_REM_OP_ERR;
+    RPMA_LOG_ERROR("%s refused request %llu: %s; the connection is broken", peer_.c_str(),
+                   static_cast<unsigned long long>(header.sequence), ibv_wc_status_str(status));
+    Fail(status, /*send_nothing=*/true);
+}
+
+void Connection::OnReadResponseHeader(const wire::Header &header) {
+    if (!IsLive())
+        return ProtocolError("unexpected READ_RESPONSE");
+    if (!has_qp_) {
+        // The application destroyed the QP while its READs were in flight.
+        in_.discard = true;
+        return BeginPayload(header.length);
+    }
+    if (!sq_.CompleteBefore(header.sequence))
+        return ProtocolError("READ_RESPONSE for a request that is not outstanding");
+    PendingWr *read = sq_.Front();
+    if (!read->is_read || read->byte_len != header.length)
+        return ProtocolError("READ_RESPONSE does not match the READ");
+    in_.destination = read->read_destination;
+    BeginPayload(header.length);
+}
+
+int Connection::CheckCanPost() const {
+    if (!has_qp_) {
+        RPMA_LOG_ERROR("the queue pair was destroyed");
+        return EINVAL;
+    }
+    switch (state_) {
+        case State::kEstablished:
+        case State::kDisconnecting:
+        case State::kClosing:
+        case State::kClosed:
+            return 0;  // PostRequest flushes what can no longer be sent
+        default:
+            RPMA_LOG_ERROR("cannot post: the connection is %s, not yet established",
+                           ConnectionStateName(state_));
+            return ENOTCONN;
+    }
+}
+
+int Connection::PostSend(const ibv_send_wr &wr) {
+    std::lock_guard lock(mu_);
+    if (const int err = CheckCanPost(); err != 0)
+        return err;
+    PendingWr pending;
+    OutboundMessage message;
+    switch (wr.opcode) {
+        case IBV_WR_RDMA_WRITE:
+            message.header.opcode = wire::Opcode::kWrite;
+            pending.opcode = IBV_WC_RDMA_WRITE;
+            break;
+        case IBV_WR_RDMA_WRITE_WITH_IMM:
+            message.header.opcode = wire::Opcode::kWriteWithImm;
+            pending.opcode = IBV_WC_RDMA_WRITE;
+            break;
+        case IBV_WR_RDMA_READ:
+            message.header.opcode = wire::Opcode::kReadRequest;
+            pending.opcode = IBV_WC_RDMA_READ;
+            pending.is_read = true;
+            break;
+        case IBV_WR_SEND:
+            message.header.opcode = wire::Opcode::kSend;
+            pending.opcode = IBV_WC_SEND;
+            break;
+        case IBV_WR_SEND_WITH_IMM:
+            message.header.opcode = wire::Opcode::kSendWithImm;
+            pending.opcode = IBV_WC_SEND;
+            break;
+        default:
+            RPMA_LOG_ERROR("the tcp provider does not support work request opcode %d", wr.opcode);
+            return EINVAL;
+    }
+    if (wr.num_sge < 0 || wr.num_sge > kMaxSge || (wr.num_sge > 0 && wr.sg_list == nullptr)) {
+        RPMA_LOG_ERROR("cannot post a work request with %d gather entries (at most %d)", wr.num_sge,
+                       kMaxSge);
+        return EINVAL;
+    }
+    uint64_t total = 0;
+    for (int i = 0; i < wr.num_sge; ++i)
+        total += wr.sg_list[i].length;
+    if (total > wire::kMaxMessageLength) {
+        RPMA_LOG_ERROR("cannot post a %llu-byte work request (at most %llu bytes)",
+                       static_cast<unsigned long long>(total),
+                       static_cast<unsigned long long>(wire::kMaxMessageLength));
+        return EINVAL;
+    }
+    const bool inline_data = (wr.send_flags & IBV_SEND_INLINE) && !pending.is_read;
+    if (inline_data && total > kMaxInlineData) {
+        RPMA_LOG_ERROR("cannot post %llu bytes inline (at most %u)",
+                       static_cast<unsigned long long>(total), kMaxInlineData);
+        return EINVAL;
+    }
+    if (sq_.Full()) {
+        RPMA_LOG_ERROR("cannot post: all %u send queue slots are in use (wait for completions)",
+                       qp_.sq_size);
+        return ENOMEM;
+    }
+
+    pending.wr_id = wr.wr_id;
+    pending.signaled = (wr.send_flags & IBV_SEND_SIGNALED) != 0;
+    pending.byte_len = static_cast<uint32_t>(total);
+    for (int i = 0; i < wr.num_sge; ++i) {
+        const ibv_sge &sge = wr.sg_list[i];
+        if (sge.length == 0)
+            continue;
+        if (inline_data) {
+            // Inline data is copied now, as verbs does; its lkey is ignored.
+            memcpy(message.inline_payload.data() + message.inline_length,
+                   reinterpret_cast<const void *>(static_cast<uintptr_t>(sge.addr)), sge.length);
+            message.inline_length += sge.length;
+            continue;
+        }
+        MemorySegment segment;
+        const int access = pending.is_read ? IBV_ACCESS_LOCAL_WRITE : 0;
+        if (!deps_.memory->ResolveLocal(sge, qp_.pd_id, access, &segment, &local_regions_)) {
+            RPMA_LOG_ERROR(
+                "local buffer %#llx+%u is not inside a memory region with lkey %#x%s; "
+                "the work request completes with IBV_WC_LOC_PROT_ERR",
+                static_cast<unsigned long long>(sge.addr), sge.length, sge.lkey,
+                pending.is_read ? " and local write access" : "");
+            pending.local_error = IBV_WC_LOC_PROT_ERR;
+            break;
+        }
+        if (pending.is_read)
+            segment.Own();  // written when the response comes
+        (pending.is_read ? pending.read_destination : message.segments)
+            .push_back(std::move(segment));
+    }
+    message.header.length = static_cast<uint32_t>(total);
+    if (wr.opcode != IBV_WR_SEND && wr.opcode != IBV_WR_SEND_WITH_IMM) {
+        message.header.remote_addr = wr.wr.rdma.remote_addr;
+        message.header.rkey = wr.wr.rdma.rkey;
+    }
+    if (wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || wr.opcode == IBV_WR_SEND_WITH_IMM)
+        message.header.imm = wr.imm_data;
+    return PostRequest(std::move(pending), std::move(message));
+}
+
+int Connection::PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, FlushType type,
+                          bool signaled, uint64_t wr_id) {
+    std::lock_guard lock(mu_);
+    if (const int err = CheckCanPost(); err != 0)
+        return err;
+    if (length > wire::kMaxMessageLength) {
+        RPMA_LOG_ERROR("cannot flush %zu bytes at once (at most %llu)", length,
+                       static_cast<unsigned long long>(wire::kMaxMessageLength));
+        return EINVAL;
+    }
+    if (sq_.Full()) {
+        RPMA_LOG_ERROR("cannot post a flush: all %u send queue slots are in use", qp_.sq_size);
+        return ENOMEM;
+    }
+    PendingWr pending;
+    pending.wr_id = wr_id;
+    pending.opcode = IBV_WC_RDMA_READ;  // as librpma's APM flush reports it
+    pending.signaled = signaled;
+    OutboundMessage message;
+    message.header.opcode = wire::Opcode::kFlush;
+    message.header.flags =
+        type == FlushType::kPersistent ? wire::kFlushPersistent : wire::kFlushVisibility;
+    message.header.length = static_cast<uint32_t>(length);
+    message.header.remote_addr = remote_addr;
+    message.header.rkey = rkey;
+    return PostRequest(std::move(pending), std::move(message));
+}
+
+int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char value[8],
+                                bool signaled, uint64_t wr_id) {
+    std::lock_guard lock(mu_);
+    if (const int err = CheckCanPost(); err != 0)
+        return err;
+    if (value == nullptr) {
+        RPMA_LOG_ERROR("cannot post an atomic write without a value");
+        return EINVAL;
+    }
+    if (sq_.Full()) {
+        RPMA_LOG_ERROR("cannot post an atomic write: all %u send queue slots are in use",
+                       qp_.sq_size);
+        return ENOMEM;
+    }
+    PendingWr pending;
+    pending.wr_id = wr_id;
+    pending.opcode = IBV_WC_RDMA_WRITE;
+    pending.signaled = signaled;
+    pending.byte_len = wire::kAtomicWriteSize;
+    OutboundMessage message;
+    message.header.opcode = wire::Opcode::kAtomicWrite;
+    message.header.length = wire::kAtomicWriteSize;
+    message.header.remote_addr = remote_addr;
+    message.header.rkey = rkey;
+    memcpy(message.inline_payload.data(), value, wire::kAtomicWriteSize);
+    message.inline_length = wire::kAtomicWriteSize;
+    return PostRequest(std::move(pending), std::move(message));
+}
+
+int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
+    if (state_ != State::kEstablished) {
+        // As a QP in the error state: a work request posted after the
+        // connection broke or began to disconnect is accepted and completes
+        // with IBV_WC_WR_FLUSH_ERR (signaled or not), after everything
+        // posted before it.
+        wr.signaled = true;
+        if (state_ == State::kDisconnecting) {
+            // Never sent, so never acknowledged: FinishDisconnect flushes it
+            // behind the earlier ones.
+            sq_.Push(std::move(wr));
+        } else {
+            ibv_wc wc{};
+            wc.wr_id = wr.wr_id;
+            wc.status = IBV_WC_WR_FLUSH_ERR;
+            wc.opcode = wr.opcode;
+            SendQueue::Complete(qp_.send_cq, qp_.qp_num, wc);
+        }
+        return 0;
+    }
+    // Ask for an immediate acknowledgement when the application will see a
+    // completion, or when half the send queue would otherwise wait for one;
+    // a READ's response answers for everything before it.
+    const bool request_ack =
+        wr.signaled || ++unrequested_acks_ >= std::max<uint32_t>(1, qp_.sq_size / 2);
+    if (request_ack || wr.is_read)
+        unrequested_acks_ = 0;
+    if (request_ack && !wr.is_read)
+        message.header.flags |= wire::kAckRequested;
+    WatchPeer();
+    const bool may_wait_for_doorbell =
+        !request_ack && !wr.is_read && wr.local_error == IBV_WC_SUCCESS;
+    const bool nothing_in_flight = sq_.Empty();
+    const bool first_unsent = wr.local_error != IBV_WC_SUCCESS && !sq_.ErrorPending();
+    const uint64_t sequence = sq_.Push(std::move(wr));
+    if (sequence != 0) {
+        message.header.sequence = sequence;
+        // Only the answer to this very request can be awaited: it is a
+        // round trip away. (With earlier requests in flight, their answers
+        // may be in already: a pipelining poller keeps reading.)
+        posted_since_read_ = posted_since_read_ || nothing_in_flight;
+        // A SEND goes at once: it is what a peer answers, and what follows
+        // it is usually a wait for that answer, not another request to batch.
+        if ((!may_wait_for_doorbell || wire::IsSend(message.header.opcode)) &&
+            SendAtOnce(message)) {
+            LetPollSkip();
+            return 0;
+        }
+        Enqueue(std::move(message));
+    } else if (first_unsent && !nothing_in_flight) {
+        // This request fails once it is at the front, behind requests sent
+        // without asking for an ACK: ask for it now (a NIC would fail it
+        // when it gets to it, whatever the acknowledgements).
+        OutboundMessage ask;
+        ask.header.opcode = wire::Opcode::kAckRequest;
+        out_.Push(std::move(ask));
+    }
+    FailOnFrontLocalError();
+    if (may_wait_for_doorbell && sequence != 0 && WaitForDoorbell()) {
+        if (qp_.send_cq != nullptr)
+            qp_.send_cq->CancelSkip();  // the next poll rings it
+        return 0;
+    }
+    AfterProgress();
+    LetPollSkip();
+    return 0;
+}
+
+void Connection::LetPollSkip() {
+    // Everything is sent and only the answer to what was just posted can
+    // be awaited: a poll has nothing to do here, and the CQ can tell it so
+    // without it taking this lock.
+    if (posted_since_read_ && out_.Empty() && qp_.send_cq != nullptr &&
+        qp_.send_cq->SkipNextDrive())
+        posted_since_read_ = false;
+}
+
+void Connection::Enqueue(OutboundMessage &&message) {
+    for (MemorySegment &segment : message.segments)
+        segment.Own();  // sent later, whatever the cache holds then
+    out_.Push(std::move(message));
+}
+
+bool Connection::SendAckAtOnce() {
+    if (applied_sequence_ <= acknowledged_sequence_ && !ack_forced_) {
+        ack_requested_ = false;
+        return true;  // nothing to acknowledge
+    }
+    const wire::EncodedHeader encoded = wire::EncodeHeader(wire::AckHeader(applied_sequence_));
+    const ssize_t sent =
+        SocketSend(socket_.Get(), encoded.data(), encoded.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent <= 0)
+        return false;  // queued instead; the queue's flush reports a failure
+    ack_requested_ = false;
+    ack_forced_ = false;
+    acknowledged_sequence_ = applied_sequence_;
+    if (static_cast<size_t>(sent) < encoded.size()) {
+        out_.PushAck(applied_sequence_);
+        out_.MarkSent(static_cast<size_t>(sent));
+    }
+    return true;
+}
+
+bool Connection::SendAtOnce(OutboundMessage &message) {
+    if (!out_.Empty() || !socket_.Valid() || write_shut_down_ || doorbell_pending_)
+        return false;
+    size_t payload = message.inline_length;
+    for (const MemorySegment &segment : message.segments) {
+        if (segment.region->Revoked())
+            return false;  // the queue's flush reports it
+        payload += segment.length;
+    }
+    // The pending ACK rides along: in a SEND's own header, or in front.
+    const bool ack = applied_sequence_ > acknowledged_sequence_;
+    const bool ack_in_header = ack && wire::IsSend(message.header.opcode);
+    if (ack_in_header) {
+        message.header.flags |= wire::kCarriesAck;
+        message.header.remote_addr = applied_sequence_;
+    }
+    wire::EncodedHeader ack_header;
+    if (ack && !ack_in_header)
+        ack_header = wire::EncodeHeader(wire::AckHeader(applied_sequence_));
+    const size_t ack_bytes = ack && !ack_in_header ? ack_header.size() : 0;
+    const wire::EncodedHeader header = wire::EncodeHeader(message.header);
+    const size_t length = ack_bytes + header.size() + payload;
+    ssize_t sent;
+    if (length <= OutboundQueue::kSmallSendBytes) {
+        // One buffer: a plain send costs the kernel less than an iovec array.
+        uint8_t bytes[OutboundQueue::kSmallSendBytes];
+        size_t at = 0;
+        const auto append = [&](const void *data, size_t size) {
+            memcpy(bytes + at, data, size);
+            at += size;
+        };
+        append(ack_header.data(), ack_bytes);
+        append(header.data(), header.size());
+        append(message.inline_payload.data(), message.inline_length);
+        for (const MemorySegment &segment : message.segments)
+            append(segment.addr, segment.length);
+        sent = SocketSend(socket_.Get(), bytes, at, MSG_NOSIGNAL | MSG_DONTWAIT);
+    } else {
+        // Zero copy: the payload goes from registered memory.
+        iovec iov[kMaxSge + 3];
+        int count = 0;
+        const auto add = [&](const void *data, size_t size) {
+            if (size != 0)
+                iov[count++] = iovec{const_cast<void *>(data), size};
+        };
+        add(ack_header.data(), ack_bytes);
+        add(header.data(), header.size());
+        add(message.inline_payload.data(), message.inline_length);
+        for (const MemorySegment &segment : message.segments)
+            add(segment.addr, segment.length);
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = static_cast<size_t>(count);
+        sent = SocketSendMsg(socket_.Get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    if (ack) {
+        acknowledged_sequence_ = applied_sequence_;
+        ack_requested_ = false;
+        ack_forced_ = false;
+    }
+    if (sent == static_cast<ssize_t>(length))
+        return true;
+    // The socket took part or nothing (or failed: the queue's flush, which
+    // AfterProgress runs, reports it): the rest goes through the queue.
+    if (ack_bytes != 0)
+        out_.PushAck(applied_sequence_);
+    Enqueue(std::move(message));
+    out_.MarkSent(sent > 0 ? static_cast<size_t>(sent) : 0);
+    AfterProgress();
+    return true;
+}
+
+bool Connection::WaitForDoorbell() {
+    // Only in the linger after an inline wait: the application drives this
+    // connection itself and its next post, wait or poll sends this along
+    // (one sendmsg, e.g. a WRITE with the FLUSH after it). The engine's
+    // deadline bounds the delay if it does not come back.
+    if (!Lingering() || !IsLive())
+        return false;
+    if (!doorbell_pending_ && out_.Size() > 1)
+        return false;  // the socket did not take the queue; EPOLLOUT is on it
+    if (out_.QueuedBytes() > kDoorbellBatchBytes)
+        return false;
+    if (!doorbell_pending_) {
+        // The lease's deadline (at most a linger away) rings it at the latest.
+        doorbell_pending_ = true;
+        doorbell_by_ = lease_until_;
+    }
+    return true;
+}
+
+void Connection::FailOnFrontLocalError() {
+    const ibv_wc_status status = sq_.FrontLocalError();
+    if (status == IBV_WC_SUCCESS)
+        return;
+    if (sq_.CompletionLost())
+        return OnCompletionLost();
+    Fail(status, /*send_nothing=*/true);
+}
+
+void Connection::OnCompletionLost() {
+    RPMA_LOG_ERROR(
+        "a completion of the connection to %s did not fit its completion queue; the "
+        "queue pair enters the error state and the connection breaks",
+        peer_.c_str());
+    Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
+}
+
+int Connection::PostRecv(const ibv_recv_wr &wr) {
+    std::lock_guard lock(mu_);
+    if (!has_qp_) {
+        RPMA_LOG_ERROR("the queue pair was destroyed");
+        return EINVAL;
+    }
+    if (qp_.srq != nullptr) {
+        RPMA_LOG_ERROR(
+            "this queue pair takes its receives from a shared receive queue; post "
+            "them there");
+        return EINVAL;
+    }
+    if (state_ == State::kClosing || state_ == State::kClosed) {
+        // A QP in the error state flushes new receives right away.
+        ibv_wc wc{};
+        wc.wr_id = wr.wr_id;
+        wc.status = IBV_WC_WR_FLUSH_ERR;
+        wc.opcode = IBV_WC_RECV;
+        SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
+        return 0;
+    }
+    return rq_->Post(wr, &local_regions_);  // a private receive queue
+}
+
+}  // namespace rpma::provider::tcp
