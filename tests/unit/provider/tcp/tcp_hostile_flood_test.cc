@@ -3,8 +3,9 @@
 // for ACKs, a region deregistered while its bytes wait to be sent. The
 // progress thread never blocks on such a peer (other connections keep
 // working meanwhile), what the provider holds for it stays bounded, the
-// liveness bound (tcp_liveness.h) drops it once it is silent, and no byte of
-// a deregistered region leaves after the deregistration returned.
+// liveness bound (tcp_liveness.h) drops it once it is silent with answers
+// waiting in the provider's queue, and no byte of a deregistered region
+// leaves after the deregistration returned.
 //
 // Each scenario runs in a child process under an alarm: a provider that
 // blocks fails the test instead of hanging the suite, and the child's heap
@@ -51,27 +52,9 @@ size_t HeapInUse() {
     return info.uordblks + info.hblkhd;
 }
 
-// Waits (bounded, without sleeping) until the provider wrote `value` at `at`.
-bool WaitForByte(const uint8_t *at, uint8_t value) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
-    while (*static_cast<const volatile uint8_t *>(at) != value) {
-        if (std::chrono::steady_clock::now() > deadline)
-            return false;
-        std::this_thread::yield();
-    }
-    return true;
-}
-
 // Waits (bounded) until the provider sent the raw peer something.
 bool WaitUnread(RawPeer &raw) {
     return WaitReadable(raw.Fd()) && raw.Unread() > 0;
-}
-
-void AppendRequest(std::vector<uint8_t> *bytes, const wire::Header &header,
-                   const std::vector<uint8_t> &payload = {}) {
-    const wire::EncodedHeader encoded = wire::EncodeHeader(header);
-    bytes->insert(bytes->end(), encoded.begin(), encoded.end());
-    bytes->insert(bytes->end(), payload.begin(), payload.end());
 }
 
 class TcpHostileFlood : public HostilePeerTest {

@@ -23,17 +23,6 @@ namespace {
 // A child process's whole scenario, hang included, ends within this.
 constexpr unsigned kChildAlarmSeconds = 20;
 
-// Waits (bounded, without sleeping) until the provider wrote `value` at `at`.
-bool WaitForByte(const uint8_t *at, uint8_t value) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
-    while (*static_cast<const volatile uint8_t *>(at) != value) {
-        if (std::chrono::steady_clock::now() > deadline)
-            return false;
-        std::this_thread::yield();
-    }
-    return true;
-}
-
 class TcpHostilePeer : public HostilePeerTest {
   protected:
     // The scenario of the test below, in the child process.

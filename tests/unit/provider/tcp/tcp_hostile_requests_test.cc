@@ -187,17 +187,18 @@ TEST_F(TcpHostileRequests, RequestsAfterANakAreNotExecuted) {
         RawPeer raw;
         ASSERT_NO_FATAL_FAILURE(AcceptScripted(&raw));
         std::vector<uint8_t> burst;
-        const auto append = [&](const wire::Header &header, const std::vector<uint8_t> &payload) {
-            const wire::EncodedHeader encoded = wire::EncodeHeader(header);
-            burst.insert(burst.end(), encoded.begin(), encoded.end());
-            burst.insert(burst.end(), payload.begin(), payload.end());
-        };
-        append(RequestHeader(wire::Opcode::kWrite, 1, region.addr(), region.rkey(), 64), ones);
-        append(RequestHeader(wire::Opcode::kWrite, 2, region.addr(kRegionSize - 32), region.rkey(),
-                             64),
-               twos);
-        append(RequestHeader(wire::Opcode::kWrite, 3, region.addr(128), region.rkey(), 64), threes);
-        append(RequestHeader(wire::Opcode::kReadRequest, 4, region.addr(), region.rkey(), 64), {});
+        AppendRequest(
+            &burst, RequestHeader(wire::Opcode::kWrite, 1, region.addr(), region.rkey(), 64), ones);
+        AppendRequest(&burst,
+                      RequestHeader(wire::Opcode::kWrite, 2, region.addr(kRegionSize - 32),
+                                    region.rkey(), 64),
+                      twos);
+        AppendRequest(&burst,
+                      RequestHeader(wire::Opcode::kWrite, 3, region.addr(128), region.rkey(), 64),
+                      threes);
+        AppendRequest(
+            &burst, RequestHeader(wire::Opcode::kReadRequest, 4, region.addr(), region.rkey(), 64),
+            {});
         ASSERT_TRUE(raw.Send(burst.data(), burst.size()));
         ASSERT_NO_FATAL_FAILURE(ExpectNakAndClose(raw, 2, IBV_WC_REM_ACCESS_ERR));
         EXPECT_TRUE(Holds(region.data(), 0, 64, 0x11));

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
@@ -45,6 +46,25 @@ inline wire::Header RequestHeader(wire::Opcode opcode, uint64_t sequence, uint64
     header.rkey = rkey;
     header.length = length;
     return header;
+}
+
+// Appends a request (header and payload) to a burst sent at once.
+inline void AppendRequest(std::vector<uint8_t> *bytes, const wire::Header &header,
+                          const std::vector<uint8_t> &payload = {}) {
+    const wire::EncodedHeader encoded = wire::EncodeHeader(header);
+    bytes->insert(bytes->end(), encoded.begin(), encoded.end());
+    bytes->insert(bytes->end(), payload.begin(), payload.end());
+}
+
+// Waits (bounded, without sleeping) until the provider wrote `value` at `at`.
+inline bool WaitForByte(const uint8_t *at, uint8_t value) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+    while (*static_cast<const volatile uint8_t *>(at) != value) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return false;
+        std::this_thread::yield();
+    }
+    return true;
 }
 
 class RawPeer {
