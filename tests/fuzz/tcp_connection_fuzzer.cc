@@ -51,6 +51,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "rpma_core/src/provider/provider.h"
@@ -77,7 +78,9 @@ constexpr int kConsumeMs = 1000;
 
 constexpr size_t kPage = 4096;
 // The target region: what the peer's one-sided requests address.
-constexpr size_t kTargetSize = 64 << 10;
+// 256 KiB: larger than what a persistent flush msyncs inline (64 KiB), so
+// that a flush of it runs on the provider's persist workers.
+constexpr size_t kTargetSize = 256 << 10;
 // The application's local buffers, registered without remote access:
 // destinations of the provider's READs, sources of its WRITEs and SENDs
 // (first half), and its receive buffers (second half).
@@ -85,20 +88,33 @@ constexpr size_t kLocalSize = 64 << 10;
 constexpr size_t kReceiveSize = 4096;
 constexpr size_t kReceives = (kLocalSize / 2) / kReceiveSize;
 // Payloads longer than this are cut short (the stream is then mid-message).
-constexpr size_t kMaxPayloadSent = 160 << 10;
+constexpr size_t kMaxPayloadSent = kTargetSize + (64 << 10);
 constexpr uint32_t kQueueDepth = 16;
 constexpr int kCqSize = 256;
 
-// Anonymous memory with a PROT_NONE page on each side: any access past the
-// ends faults (and ASan reports it) instead of passing unnoticed.
+// Memory with a PROT_NONE page on each side: any access past the ends
+// faults (and ASan reports it) instead of passing unnoticed. Anonymous, or a
+// shared mapping of a memfd: a file in the page cache, which the provider
+// msyncs for a persistent flush (on its flush workers) as it would a file
+// on disk.
 class GuardedMemory {
   public:
-    explicit GuardedMemory(size_t size) : size_(size) {
+    enum class Kind { kAnonymous, kFile };
+    GuardedMemory(size_t size, Kind kind) : size_(size) {
         void *mapped =
             mmap(nullptr, size + 2 * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         FUZZ_CHECK(mapped != MAP_FAILED);
         base_ = static_cast<uint8_t *>(mapped);
-        FUZZ_CHECK(mprotect(base_ + kPage, size, PROT_READ | PROT_WRITE) == 0);
+        if (kind == Kind::kAnonymous) {
+            FUZZ_CHECK(mprotect(base_ + kPage, size, PROT_READ | PROT_WRITE) == 0);
+            return;
+        }
+        const int fd = memfd_create("tcp_connection_fuzzer", MFD_CLOEXEC);
+        FUZZ_CHECK(fd >= 0);
+        FUZZ_CHECK(ftruncate(fd, static_cast<off_t>(size)) == 0);
+        FUZZ_CHECK(mmap(base_ + kPage, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+                        0) == base_ + kPage);
+        close(fd);  // the mapping keeps the file
     }
     ~GuardedMemory() { munmap(base_, size_ + 2 * kPage); }
     GuardedMemory(const GuardedMemory &) = delete;
@@ -124,8 +140,8 @@ struct Process {
     // Where an active provider connection connects to: the harness's own.
     int peer_listener = -1;
     uint16_t peer_port = 0;
-    GuardedMemory target{kTargetSize};
-    GuardedMemory local{kLocalSize};
+    GuardedMemory target{kTargetSize, GuardedMemory::Kind::kFile};
+    GuardedMemory local{kLocalSize, GuardedMemory::Kind::kAnonymous};
 
     static Process &Get() {
         static Process *process = new Process();  // outlives every input, as the device
@@ -275,6 +291,7 @@ class Session {
     void HandleEvents();
     void DrainCompletions();
     void PostReceive(uint64_t index);
+    void RepostReceives();
 
     // Ending.
     void Finish();
@@ -298,11 +315,15 @@ class Session {
     bool closed_ = false;          // end of stream or reset from the provider
     bool provider_ended_ = false;  // it said NAK, REJECT or DISCONNECT, or reported an error
     bool stalled_ = false;         // it stopped reading; the script is abandoned
+    bool deregister_next_ = false;
 
     // The provider's side, driven as an application would.
     bool active_ = false;  // it connects; the harness sends ACCEPT, not READY_TO_USE
     bool reject_ = false;
     uint32_t receives_ = kReceives;
+    // Receives completed and not posted again yet: a wait that does not end
+    // at once posts them, so that a SEND sometimes finds none and waits.
+    std::vector<uint64_t> free_receives_;
     std::unique_ptr<provider::CompletionQueue> send_cq_;
     std::unique_ptr<provider::CompletionQueue> recv_cq_;
     std::unique_ptr<provider::CmId> id_;
@@ -327,11 +348,13 @@ class Session {
 
 void Session::Run(Script &script) {
     const uint8_t setup = script.U8();
-    // 1 in 16 inputs has the application refuse the request; 1 in 8 posts
-    // no receive at all (every SEND then waits for one in vain).
-    // The top bit makes the provider the active side.
+    // 1 in 16 inputs has the connection refused; 1 in 8 posts no receive at
+    // all (every SEND then waits for one in vain), 1 in 8 a single one (a
+    // SEND waits until the harness posts it again). The top bit makes the
+    // provider the active side.
     reject_ = (setup & 0x0f) == 0x0f;
-    receives_ = (setup & 0x70) == 0x70 ? 0 : kReceives;
+    const uint8_t receives = setup & 0x70;
+    receives_ = receives == 0x70 ? 0 : receives == 0x60 ? 1 : kReceives;
     active_ = setup & 0x80;
     FillPattern(p_.target.data(), p_.target.size(), setup);
     shadow_.assign(p_.target.data(), p_.target.data() + p_.target.size());
@@ -461,7 +484,9 @@ void Session::RunStep(Script &script) {
             Unpredictable();  // the provider ends the conversation
             return;
         case kStepDeregister:
-            target_mr_.reset();
+            // After the next message's first piece: a payload may be
+            // arriving into the region.
+            deregister_next_ = true;
             Unpredictable();  // requests to the region now fail
             return;
     }
@@ -557,7 +582,7 @@ uint64_t TargetAddress(const GuardedMemory &target, uint8_t mode, uint16_t offse
         case 7:  // anywhere, wrap-around included
             return (static_cast<uint64_t>(raw) << 32 | offset) ^ (raw & 1 ? start : ~0ull);
         default:
-            return start + offset % target.size();
+            return start + (mode % 8 < 2 ? offset : offset * 4ull) % target.size();
     }
 }
 
@@ -578,7 +603,7 @@ uint32_t RequestLength(wire::Opcode opcode, uint8_t mode, uint16_t raw) {
             return kLarge[raw % 4];
         }
         default:
-            return raw % (kTargetSize + 1);
+            return (mode % 8 < 2 ? raw : raw * 4u) % (kTargetSize + 1);
     }
 }
 
@@ -854,6 +879,8 @@ void Session::Deliver(const std::vector<uint8_t> &bytes, uint8_t first_piece,
             return;
         sent += length;
         piece = static_cast<size_t>(other_pieces) * 16 + 1;
+        if (std::exchange(deregister_next_, false))
+            target_mr_.reset();
         if (provider_reads) {
             // A provider that stops reading (for want of a receive, or after
             // an error) gets the rest of the message at once.
@@ -909,6 +936,8 @@ bool Session::WaitUntil(const std::function<bool()> &done, int bound_ms) {
             return true;
         if (std::chrono::steady_clock::now() >= deadline)
             return false;
+        if (round >= 8)
+            RepostReceives();
         if (round < 64) {
             std::this_thread::yield();
             continue;
@@ -1068,6 +1097,12 @@ void Session::PostReceive(uint64_t index) {
     id_->Qp()->PostRecv(wr);
 }
 
+void Session::RepostReceives() {
+    for (const uint64_t index : free_receives_)
+        PostReceive(index);
+    free_receives_.clear();
+}
+
 void Session::HandleEvents() {
     if (!id_)
         return;
@@ -1098,7 +1133,7 @@ void Session::DrainCompletions() {
                 // A message fits its buffer (a WRITE_WITH_IMM's length is
                 // the write's, not the buffer's).
                 FUZZ_CHECK(wc[i].opcode != IBV_WC_RECV || wc[i].byte_len <= kReceiveSize);
-                PostReceive(wc[i].wr_id);  // keeps every receive posted
+                free_receives_.push_back(wc[i].wr_id);
             }
         }
     }
@@ -1170,9 +1205,9 @@ ScriptWriter &Pieces(ScriptWriter &w, uint8_t first = 0, uint8_t others = 0) {
 }
 
 // Passive: CONNECT_REQUEST, READY_TO_USE. Active: ACCEPT.
-ScriptWriter Handshake(uint8_t first_piece = 0, bool active = false) {
+ScriptWriter Handshake(uint8_t first_piece = 0, bool active = false, uint8_t setup = 0) {
     ScriptWriter w;
-    w.U8(active ? 0x80 : 0);  // accept, receives posted
+    w.U8(setup | (active ? 0x80 : 0));  // 0: accept, every receive posted
     w.U8(kStepConnectRequest).U8(16).U8(8).U8(0);
     Pieces(w, first_piece, 1);
     if (!active) {
@@ -1231,7 +1266,7 @@ void WriteSeeds(const char *dir) {
         ScriptWriter w = Handshake();
         Request(w, kStepWrite, 0, 0x1234, 0x80, 1, 4);  // up to the region's last byte
         Request(w, kStepReadRequest, 0, 0x1234, 0x80, 7, 4);
-        Request(w, kStepWrite, 0xfff0, 0x20, 0x80, 0);  // 16 bytes past it
+        Request(w, kStepWrite, 0, 0x20, 0x80, 0, 5);  // a byte past it
         WriteSeed(dir, "edges_split", w);
     }
     {
@@ -1251,6 +1286,32 @@ void WriteSeeds(const char *dir) {
         w.U8(kStepNak).U8(0).U32(IBV_WC_REM_ACCESS_ERR);
         Pieces(w);
         WriteSeed(dir, "provider_read_naked", w);
+    }
+    {
+        ScriptWriter w = Handshake();
+        Request(w, kStepWrite, 0x1000, 0x2000);
+        // A persistent flush of the whole region (length mode 6): msync on
+        // a persist worker, then the WRITE behind it.
+        w.U8(kStepFlush).U8(0).U16(0).U8(0).U32(0).U8(0).U16(0).U8(6).U16(0).U8(0x80);
+        w.U32(0).U8(0);
+        Pieces(w, 0, 0);
+        Request(w, kStepWrite, 0x3000, 0x100);
+        WriteSeed(dir, "large_persistent_flush", w);
+    }
+    {
+        ScriptWriter w = Handshake(0, false, 0x60);  // a single receive
+        Request(w, kStepSend, 0, 2000);
+        Request(w, kStepSendWithImm, 0, 10, 0x80, 70);
+        Request(w, kStepWriteWithImm, 0, 3000);
+        Request(w, kStepSend, 0, 4096);
+        WriteSeed(dir, "sends_wait_for_a_receive", w);
+    }
+    {
+        ScriptWriter w = Handshake();
+        Request(w, kStepFlush, 0, 0xffff, 0x80);  // persistent: msync
+        w.U8(kStepDeregister);
+        Request(w, kStepWrite, 0, 0x8000, 0x80, 100);
+        WriteSeed(dir, "deregistered_during_a_write", w);
     }
     {
         ScriptWriter w = Handshake();
