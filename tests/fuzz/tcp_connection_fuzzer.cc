@@ -1057,6 +1057,16 @@ void Session::TakeRequest() {
     std::unique_ptr<provider::CmId> id;
     if (p_.listener->NextRequest(&id) != 0)
         return;
+    // A request whose peer is not this input's socket was completed by an
+    // earlier input's after that one ended: refused, as it is nobody's.
+    sockaddr_storage peer{};
+    const auto *peer_in = reinterpret_cast<const sockaddr_in *>(&peer);
+    if (active_ || id->PeerAddress(&peer) != 0 || peer.ss_family != AF_INET ||
+        peer_in->sin_port != local_address_.sin_port ||
+        peer_in->sin_addr.s_addr != local_address_.sin_addr.s_addr) {
+        id->Reject();
+        return;
+    }
     if (id_) {
         FUZZ_CHECK(!predictable_);  // one connection, one request
         id->Reject();
