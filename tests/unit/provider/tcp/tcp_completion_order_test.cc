@@ -13,8 +13,11 @@
 //     built against Debian's librpma.h with -lrpma and run on our
 //     librpma.so.0 and on Debian's librpma 1.2, with RPMA_PROVIDER=verbs and
 //     RPMA_TEST_ADDR.
-// RPMA_TEST_ITERATIONS overrides the number of round trips per test.
+// RPMA_TEST_ITERATIONS overrides the number of round trips per test;
+// RPMA_EXPECT_LIBRARY makes it fail unless that is the librpma in use.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -262,6 +265,23 @@ class CompletionOrder : public ::testing::Test {
     Messages server_messages_;
     bool aborted_ = false;
 };
+
+// In the VM the same binary runs on two libraries: this says which.
+TEST(CompletionOrderLibrary, IsTheExpectedOne) {
+    Dl_info info{};
+    ASSERT_NE(dladdr(reinterpret_cast<void *>(&rpma_conn_wait), &info), 0);
+    ASSERT_NE(info.dli_fname, nullptr);
+    char in_use[PATH_MAX];
+    if (realpath(info.dli_fname, in_use) == nullptr)
+        snprintf(in_use, sizeof(in_use), "%s", info.dli_fname);
+    printf("librpma in use: %s\n", in_use);
+    const char *expected = getenv("RPMA_EXPECT_LIBRARY");
+    if (expected == nullptr)
+        return;
+    char wanted[PATH_MAX];
+    ASSERT_NE(realpath(expected, wanted), nullptr) << expected;
+    EXPECT_STREQ(in_use, wanted);
+}
 
 // The GPSPM client: it sends a request, then waits for its send completion
 // and then for the reply, which the server sends as soon as the request
