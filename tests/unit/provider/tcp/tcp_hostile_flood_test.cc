@@ -145,7 +145,7 @@ class TcpHostileFlood : public HostilePeerTest {
         flood.join();
         ASSERT_TRUE(flood_sent) << "the provider stopped reading the flood";
         ASSERT_TRUE(WaitForByte(&region.data()[kRegion - 1], 2 + (kBatches - 1) % 200));
-        // Without a bound (an ACK queued per request) this is tens of MB.
+        // An ACK queued per request would make this tens of MB.
         const size_t heap_after = HeapInUse();
         EXPECT_LT(heap_after, heap_before + (size_t{4} << 20))
             << "heap grew from " << heap_before << " to " << heap_after << " bytes";
@@ -221,10 +221,11 @@ TEST_F(TcpHostileFlood, PeerThatStopsReadingResponsesStallsNoOtherConnection) {
 
 // 200,000 requests asking for ACKs (and ACK_REQUESTs, always answered)
 // from a peer whose window is closed: the provider keeps reading and
-// executing them, its ACKs merge into one waiting at its queue's tail, its
-// heap does not grow with the flood, and other connections are served
-// meanwhile. When the peer reads at last, the ACKs it finds are cumulative
-// up to its last request, and the connection serves it as before.
+// executing them, and, ACKs being cumulative (one per batch read, merged
+// with one still waiting), its heap does not grow with the flood; other
+// connections are served meanwhile. When the peer reads at last, the ACKs
+// it finds are cumulative up to its last request, and the connection
+// serves it as before.
 TEST_F(TcpHostileFlood, RequestFloodFromAPeerThatNeverReadsKeepsMemoryBounded) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(

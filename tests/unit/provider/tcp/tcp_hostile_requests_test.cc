@@ -174,8 +174,9 @@ TEST_F(TcpHostileRequests, RequestsOutsideTheRegionAreNakedUnexecuted) {
 
 // After a NAK the target executes nothing more from that peer, whether the
 // requests behind the refused one arrived with it (one segment) or after
-// the NAK went out: no WRITE lands, no READ is answered, and the
-// connection closes. A WRITE straddling the region's end writes none of
+// the NAK went out, and whether they retry the refused one's number or
+// carry the next: no WRITE lands, no READ is answered, and the connection
+// closes. A WRITE straddling the region's end writes none of
 // its in-bounds part either.
 TEST_F(TcpHostileRequests, RequestsAfterANakAreNotExecuted) {
     Buffer region(*server_pd, kRegionSize, kRemoteAll);
@@ -193,8 +194,12 @@ TEST_F(TcpHostileRequests, RequestsAfterANakAreNotExecuted) {
                       RequestHeader(wire::Opcode::kWrite, 2, region.addr(kRegionSize - 32),
                                     region.rkey(), 64),
                       twos);
+        // The refused request retried within the region, then the next.
         AppendRequest(&burst,
-                      RequestHeader(wire::Opcode::kWrite, 3, region.addr(128), region.rkey(), 64),
+                      RequestHeader(wire::Opcode::kWrite, 2, region.addr(128), region.rkey(), 64),
+                      threes);
+        AppendRequest(&burst,
+                      RequestHeader(wire::Opcode::kWrite, 3, region.addr(192), region.rkey(), 64),
                       threes);
         AppendRequest(
             &burst, RequestHeader(wire::Opcode::kReadRequest, 4, region.addr(), region.rkey(), 64),
@@ -215,11 +220,12 @@ TEST_F(TcpHostileRequests, RequestsAfterANakAreNotExecuted) {
         ASSERT_TRUE(raw.ReadMessage(&nak));
         ASSERT_EQ(nak.opcode, wire::Opcode::kNak);
         EXPECT_EQ(nak.rkey, static_cast<uint32_t>(IBV_WC_REM_ACCESS_ERR));
+        // The refused WRITE retried with the region's rkey, then a READ.
         // The connection may be closed already: these sends may fail.
-        raw.SendRequest(RequestHeader(wire::Opcode::kWrite, 2, region.addr(), region.rkey(), 64),
+        raw.SendRequest(RequestHeader(wire::Opcode::kWrite, 1, region.addr(), region.rkey(), 64),
                         threes);
         raw.SendRequest(
-            RequestHeader(wire::Opcode::kReadRequest, 3, region.addr(), region.rkey(), 64));
+            RequestHeader(wire::Opcode::kReadRequest, 2, region.addr(), region.rkey(), 64));
         ASSERT_NO_FATAL_FAILURE(ExpectSilentClose(raw, 0));
         EXPECT_TRUE(Holds(region.data(), 0, kRegionSize, 0));
     }
