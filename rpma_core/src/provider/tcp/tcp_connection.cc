@@ -39,6 +39,8 @@ constexpr int kClosingLingerMs = 1000;
 std::shared_ptr<Connection> Connection::CreateActive(const ConnectionDeps &deps,
                                                      std::vector<SocketAddress> addresses) {
     auto connection = std::make_shared<Connection>(deps, /*active=*/true);
+    if (!connection->events_.Valid())
+        return nullptr;
     deps.memory->AddUser(connection);
     connection->addresses_ = std::move(addresses);
     if (!connection->addresses_.empty())
@@ -49,6 +51,8 @@ std::shared_ptr<Connection> Connection::CreateActive(const ConnectionDeps &deps,
 int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
                              std::weak_ptr<RequestQueue> requests) {
     auto connection = std::make_shared<Connection>(deps, /*active=*/false);
+    if (!connection->events_.Valid())
+        return EMFILE;  // its event fd: the process is out of file descriptors
     deps.memory->AddUser(connection);
     std::lock_guard lock(connection->mu_);
     SocketAddress peer;

@@ -132,7 +132,8 @@ class Connection final : public EventHandler,
                          public RegionUser,
                          public std::enable_shared_from_this<Connection> {
   public:
-    // Not yet connected; Connect tries `addresses` in order.
+    // Not yet connected; Connect tries `addresses` in order. Null when its
+    // event fd cannot be created (the process is out of file descriptors).
     static std::shared_ptr<Connection> CreateActive(const ConnectionDeps &deps,
                                                     std::vector<SocketAddress> addresses);
     // An accepted socket whose CONNECT_REQUEST, once read, goes to `requests`.

@@ -109,6 +109,8 @@ int Device::Resolve(const char *addr, const char *port, int /*timeout_ms*/,
     if (const int err = ResolveAddresses(addr, port, /*passive=*/false, &addresses); err != 0)
         return err;
     auto connection = Connection::CreateActive(Deps(), std::move(addresses));
+    if (connection == nullptr)
+        return EMFILE;
     *id = std::make_unique<CmId>(CmIdDeps{&context_, &qp_numbers_}, std::move(connection));
     return 0;
 }

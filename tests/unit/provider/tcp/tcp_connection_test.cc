@@ -1,9 +1,14 @@
 // Connection management: handshake, rejection, unreachable peers, graceful
 // and abrupt endings.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
@@ -36,6 +41,34 @@ TEST(TcpDevice, ResolveOfUnknownHostFailsWithEhostunreach) {
 TEST(TcpDevice, ResolveOfMalformedPortFailsWithEinval) {
     std::unique_ptr<provider::CmId> id;
     EXPECT_EQ(GetDevice().Resolve("127.0.0.1", "not-a-port-name", kTimeoutMs, &id), EINVAL);
+}
+
+// Out of file descriptors, a connection that cannot have its event fd is
+// refused with EMFILE instead of living on with an invalid one (whose
+// waiters would poll fd -1). In a child: it lowers its fd limit.
+TEST(TcpDevice, ResolveWithoutAFreeFileDescriptorFailsWithEmfile) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            InChild(10);
+            provider::Device &device = GetDevice();
+            rlimit limit{};
+            ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+            limit.rlim_cur = std::min<rlim_t>(limit.rlim_cur, 512);
+            ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+            std::vector<int> fds;
+            for (int fd; fds.size() < 512 && (fd = dup(STDERR_FILENO)) >= 0;)
+                fds.push_back(fd);
+            ASSERT_EQ(errno, EMFILE);
+            std::unique_ptr<provider::CmId> id;
+            EXPECT_EQ(device.Resolve("127.0.0.1", "7204", kTimeoutMs, &id), EMFILE);
+            EXPECT_EQ(id, nullptr);
+            close(fds.back());
+            EXPECT_EQ(device.Resolve("127.0.0.1", "7204", kTimeoutMs, &id), 0);
+            EXPECT_NE(id, nullptr);
+            ExitChild();
+        },
+        ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(TcpConnection, HandshakeCarriesPrivateDataBothWays) {
