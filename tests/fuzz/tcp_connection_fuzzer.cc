@@ -339,7 +339,8 @@ class Session {
     bool handshake_done_ = false;
     uint32_t declared_depth_ = kQueueDepth;
     uint64_t next_sequence_ = 1;
-    uint64_t acked_ = 0;
+    uint64_t acked_ = 0;  // by ACKs and SENDs that carry one
+    uint64_t last_ack_message_ = 0;
     uint64_t ack_messages_ = 0;
     size_t provider_messages_ = 0;
     std::deque<OutstandingRead> reads_;
@@ -1024,9 +1025,10 @@ void Session::OnProviderMessage(const wire::Header &header, const std::vector<ui
         case wire::Opcode::kAck:
             ++ack_messages_;
             if (predictable_) {
-                FUZZ_CHECK(header.sequence < next_sequence_);  // names a request sent
-                FUZZ_CHECK(header.sequence >= acked_);         // cumulative
+                FUZZ_CHECK(header.sequence < next_sequence_);      // names a request sent
+                FUZZ_CHECK(header.sequence >= last_ack_message_);  // cumulative
             }
+            last_ack_message_ = header.sequence;
             acked_ = std::max(acked_, header.sequence);
             return;
         case wire::Opcode::kReadResponse:
