@@ -203,6 +203,7 @@ enum Step : uint8_t {
     kStepProviderPost,
     kStepProviderDisconnect,
     kStepDeregister,
+    kStepDestroyQp,
     kStepCount,
 };
 
@@ -316,6 +317,7 @@ class Session {
     bool provider_ended_ = false;  // it said NAK, REJECT or DISCONNECT, or reported an error
     bool stalled_ = false;         // it stopped reading; the script is abandoned
     bool deregister_next_ = false;
+    bool destroy_qp_next_ = false;
 
     // The provider's side, driven as an application would.
     bool active_ = false;  // it connects; the harness sends ACCEPT, not READY_TO_USE
@@ -489,6 +491,12 @@ void Session::RunStep(Script &script) {
             // arriving into the region.
             deregister_next_ = true;
             Unpredictable();  // requests to the region now fail
+            return;
+        case kStepDestroyQp:
+            // The same, for the application destroying its queue pair: a
+            // READ_RESPONSE arriving then has no WR and no memory to go to.
+            destroy_qp_next_ = true;
+            Unpredictable();  // the connection is cut
             return;
     }
 }
@@ -882,6 +890,11 @@ void Session::Deliver(const std::vector<uint8_t> &bytes, uint8_t first_piece,
         piece = static_cast<size_t>(other_pieces) * 16 + 1;
         if (std::exchange(deregister_next_, false))
             target_mr_.reset();
+        if (std::exchange(destroy_qp_next_, false) && id_) {
+            id_->DestroyQp();
+            qp_ready_ = false;  // the CQs stay, with nothing feeding them
+            free_receives_.clear();
+        }
         if (provider_reads) {
             // A provider that stops reading (for want of a receive, or after
             // an error) gets the rest of the message at once.
@@ -1110,6 +1123,8 @@ void Session::PostReceive(uint64_t index) {
 }
 
 void Session::RepostReceives() {
+    if (!qp_ready_)
+        return;
     for (const uint64_t index : free_receives_)
         PostReceive(index);
     free_receives_.clear();
@@ -1291,6 +1306,16 @@ void WriteSeeds(const char *dir) {
         w.U8(kStepAck).U8(0).U32(0);
         Pieces(w);
         WriteSeed(dir, "provider_requests_answered", w);
+    }
+    {
+        // The application destroys its QP while the READ's response is
+        // arriving (issue #13: once, the progress thread then spun).
+        ScriptWriter w = Handshake();
+        w.U8(kStepProviderPost).U8(0).U8(0).U16(4096).U8(1);
+        w.U8(kStepDestroyQp);
+        w.U8(kStepReadResponse).U8(0).U32(0);
+        Pieces(w, 100, 40);
+        WriteSeed(dir, "qp_destroyed_during_read_response", w);
     }
     {
         ScriptWriter w = Handshake();
