@@ -19,8 +19,10 @@
 //  - what the provider sends parses as the wire format;
 //  - while the script was one a correct peer could send, every ACK names a
 //    request sent, READ_RESPONSEs answer the READs in order with the
-//    region's bytes, and once the final ACK_REQUEST is answered the region
-//    holds exactly what the WRITEs and ATOMIC_WRITEs put there;
+//    region's bytes, receives complete in order with each SEND's bytes and
+//    immediate (a WRITE_WITH_IMM's length and immediate), and once the
+//    final ACK_REQUEST is answered the region holds exactly what the WRITEs
+//    and ATOMIC_WRITEs put there;
 //  - after the script the connection answers an ACK_REQUEST or ends (NAK,
 //    REJECT, DISCONNECT, an error event, end of stream) within kBoundMs;
 //  - after the peer's end of stream and the application dropping its id,
@@ -256,6 +258,14 @@ class Session {
         std::vector<uint8_t> expected;
         bool tainted;  // a later WRITE may have changed the bytes before they left
     };
+    // What a receive completes with, in order: a SEND's payload, or a
+    // WRITE_WITH_IMM's length (its payload went to the region).
+    struct ExpectedReceive {
+        wire::Opcode opcode;
+        uint32_t length;
+        uint32_t imm;
+        std::vector<uint8_t> payload;
+    };
     struct ProviderRequest {
         uint64_t sequence;
         wire::Opcode opcode;
@@ -293,6 +303,7 @@ class Session {
     void DrainCompletions();
     void PostReceive(uint64_t index);
     void RepostReceives();
+    void CheckReceive(const ibv_wc &wc);
 
     // Ending.
     void Finish();
@@ -301,6 +312,7 @@ class Session {
     void Unpredictable() {
         predictable_ = false;
         reads_.clear();
+        receives_expected_.clear();
     }
 
     Process &p_;
@@ -346,6 +358,7 @@ class Session {
     uint64_t ack_messages_ = 0;
     size_t provider_messages_ = 0;
     std::deque<OutstandingRead> reads_;
+    std::deque<ExpectedReceive> receives_expected_;
     std::vector<ProviderRequest> provider_requests_;
 };
 
@@ -722,6 +735,14 @@ void Session::SendRequest(Script &script, wire::Opcode opcode) {
                 {header.sequence, header.length,
                  std::vector<uint8_t>(shadow_.begin() + at, shadow_.begin() + at + header.length),
                  false});
+        }
+        if (opcode != wire::Opcode::kWrite && opcode != wire::Opcode::kAtomicWrite &&
+            opcode != wire::Opcode::kReadRequest && opcode != wire::Opcode::kFlush) {
+            const bool with_payload = opcode != wire::Opcode::kWriteWithImm;
+            receives_expected_.push_back(
+                {opcode, header.length, header.imm,
+                 with_payload ? std::vector<uint8_t>(bytes.begin() + header_end, bytes.end())
+                              : std::vector<uint8_t>()});
         }
     }
     Deliver(bytes, first_piece, other_pieces);
@@ -1122,6 +1143,25 @@ void Session::PostReceive(uint64_t index) {
     id_->Qp()->PostRecv(wr);
 }
 
+// Messages arrive in order, each where its receive's buffer is, whole.
+void Session::CheckReceive(const ibv_wc &wc) {
+    FUZZ_CHECK(!receives_expected_.empty());
+    const ExpectedReceive &expected = receives_expected_.front();
+    FUZZ_CHECK(wc.byte_len == expected.length);
+    const bool with_imm = expected.opcode != wire::Opcode::kSend;
+    FUZZ_CHECK(((wc.wc_flags & IBV_WC_WITH_IMM) != 0) == with_imm);
+    if (with_imm)
+        FUZZ_CHECK(wc.imm_data == expected.imm);
+    if (expected.opcode == wire::Opcode::kWriteWithImm) {
+        FUZZ_CHECK(wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM);
+    } else {
+        FUZZ_CHECK(wc.opcode == IBV_WC_RECV);
+        const uint8_t *buffer = p_.local.data() + kLocalSize / 2 + wc.wr_id * kReceiveSize;
+        FUZZ_CHECK(memcmp(buffer, expected.payload.data(), expected.length) == 0);
+    }
+    receives_expected_.pop_front();
+}
+
 void Session::RepostReceives() {
     if (!qp_ready_)
         return;
@@ -1160,6 +1200,8 @@ void Session::DrainCompletions() {
                 // A message fits its buffer (a WRITE_WITH_IMM's length is
                 // the write's, not the buffer's).
                 FUZZ_CHECK(wc[i].opcode != IBV_WC_RECV || wc[i].byte_len <= kReceiveSize);
+                if (predictable_)
+                    CheckReceive(wc[i]);
                 free_receives_.push_back(wc[i].wr_id);
             }
         }
