@@ -12,11 +12,12 @@
 // belongs to the scenario alone.
 #include <malloc.h>
 
-#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -131,19 +132,29 @@ class TcpHostileFlood : public HostilePeerTest {
         ASSERT_TRUE(WaitForByte(&region.data()[kRegion - 1], 1));
         const size_t heap_before = HeapInUse();
 
-        std::atomic<bool> flood_sent{false};
+        // The batches sent, and the errno of a send that failed.
+        int batches_sent = 0;
+        int send_error = 0;
         std::thread flood([&] {
-            bool sent = true;
-            for (int b = 0; b < kBatches && sent; ++b) {
-                const std::vector<uint8_t> bytes = batch(static_cast<uint8_t>(2 + b % 200));
-                sent = raw.Send(bytes.data(), bytes.size());
+            for (; batches_sent < kBatches; ++batches_sent) {
+                const std::vector<uint8_t> bytes =
+                    batch(static_cast<uint8_t>(2 + batches_sent % 200));
+                if (!raw.Send(bytes.data(), bytes.size())) {
+                    send_error = errno;
+                    return;
+                }
             }
-            flood_sent = sent;
         });
         for (int i = 0; i < 5; ++i)
             EXPECT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
         flood.join();
-        ASSERT_TRUE(flood_sent) << "the provider stopped reading the flood";
+        if (batches_sent < kBatches) {
+            const std::optional<CmEvent> event = WaitEvent(*server.id, 0);
+            FAIL() << "the provider stopped reading the flood after " << batches_sent << " of "
+                   << kBatches << " batches: " << strerror(send_error) << "; the application saw "
+                   << (event ? "event " + std::to_string(static_cast<int>(event->type))
+                             : std::string("no event"));
+        }
         ASSERT_TRUE(WaitForByte(&region.data()[kRegion - 1], 2 + (kBatches - 1) % 200));
         // An ACK queued per request would make this tens of MB.
         const size_t heap_after = HeapInUse();
