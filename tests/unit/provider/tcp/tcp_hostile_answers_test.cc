@@ -273,6 +273,41 @@ TEST_F(TcpHostileAnswers, HalfClosedInsideAReadResponseFailsTheRead) {
     ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
 }
 
+// A READ's destination deregistered while its response arrives: the READ
+// fails with IBV_WC_LOC_PROT_ERR, the connection breaks, and nothing more
+// is written into the destination after the deregistration returned.
+TEST_F(TcpHostileAnswers, DestinationDeregisteredUnderAnArrivingResponseTakesNoMoreOfIt) {
+    constexpr uint32_t kLength = 1 << 20;
+    constexpr size_t kFirstPart = 64 << 10;
+    RawListener raw_listener;
+    RawPeer raw;
+    ASSERT_NO_FATAL_FAILURE(Connect(raw_listener, &raw));
+    Buffer destination(*client_pd, kLength, kRemoteAll);
+    ibv_sge sge = destination.Sge(0, kLength);
+    ASSERT_EQ(client.qp().PostSend(SendWr(IBV_WR_RDMA_READ, &sge, 1, 0x10000, 7)), 0);
+    ASSERT_NO_FATAL_FAILURE(ExpectRequest(raw, wire::Opcode::kReadRequest, 1));
+    wire::Header response;
+    response.opcode = wire::Opcode::kReadResponse;
+    response.sequence = 1;
+    response.length = kLength;
+    ASSERT_TRUE(raw.SendHeader(response));
+    const std::vector<uint8_t> first(kFirstPart, 0xab);
+    ASSERT_TRUE(raw.Send(first.data(), first.size()));
+    ASSERT_TRUE(WaitForByte(&destination.data()[kFirstPart - 1], 0xab));
+    destination.Deregister();
+    const std::vector<uint8_t> rest(kLength - kFirstPart, 0xcd);
+    raw.Send(rest.data(), rest.size());  // may meet the close
+    const ibv_wc wc = client.send.WaitOne();
+    EXPECT_EQ(wc.wr_id, 1u);
+    EXPECT_EQ(wc.status, IBV_WC_LOC_PROT_ERR);
+    EXPECT_EQ(WaitEventType(*client.id, kPromptMs), CmEventType::kConnectError);
+    EXPECT_TRUE(raw.WaitClosed(kPromptMs));
+    for (size_t i = 0; i < kLength; ++i)
+        ASSERT_EQ(destination.data()[i], i < kFirstPart ? 0xab : 0) << "byte " << i;
+    client.id.reset();
+    ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+}
+
 TEST_F(TcpHostileAnswers, NakForNothingOutstandingBreaksTheConnection) {
     RunBrokenCases({
         {"nothing outstanding",

@@ -275,6 +275,29 @@ TEST_F(TcpHostileRequests, RequestOutOfSequenceClosesTheConnectionUnexecuted) {
     ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
 }
 
+// A region deregistered while a WRITE into it arrives: the rest of the
+// payload is refused with a NAK of IBV_WC_REM_ACCESS_ERR and none of it is
+// written after the deregistration returned.
+TEST_F(TcpHostileRequests, RegionDeregisteredUnderAnArrivingWriteTakesNoMoreOfIt) {
+    constexpr size_t kLength = 1 << 20;
+    constexpr size_t kFirstPart = 64 << 10;
+    Buffer region(*server_pd, kLength, kRemoteAll);
+    RawPeer raw;
+    ASSERT_NO_FATAL_FAILURE(AcceptScripted(&raw));
+    ASSERT_TRUE(raw.SendHeader(
+        RequestHeader(wire::Opcode::kWrite, 1, region.addr(), region.rkey(), kLength)));
+    const std::vector<uint8_t> first(kFirstPart, 0x11);
+    ASSERT_TRUE(raw.Send(first.data(), first.size()));
+    ASSERT_TRUE(WaitForByte(&region.data()[kFirstPart - 1], 0x11));
+    region.Deregister();
+    const std::vector<uint8_t> rest(kLength - kFirstPart, 0x22);
+    raw.Send(rest.data(), rest.size());  // may meet the close
+    ASSERT_NO_FATAL_FAILURE(ExpectNakAndClose(raw, 1, IBV_WC_REM_ACCESS_ERR));
+    EXPECT_TRUE(Holds(region.data(), 0, kFirstPart, 0x11));
+    EXPECT_TRUE(Holds(region.data(), kFirstPart, kLength, 0));
+    ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+}
+
 // After the peer's DISCONNECT nothing it sends is a request: a WRITE
 // behind it is not executed, and the connection breaks instead of ending
 // in an orderly disconnect.
