@@ -90,6 +90,21 @@ class TcpHostileFlood : public HostilePeerTest {
         ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
     }
 
+    // One 12 KiB answer: the provider's socket takes it all at once (its
+    // queue is empty), the peer's closed window keeps part of it in the
+    // kernel.
+    void ResponseInTheKernelBehindAClosedWindow() {
+        constexpr size_t kRegion = 12 << 10;
+        Buffer region(*server_pd, kRegion, kRemoteAll);
+        RawPeer raw;
+        ASSERT_NO_FATAL_FAILURE(AcceptScripted(&raw, 16, PairOptions{}, kTinyWindow));
+        ASSERT_TRUE(raw.SendRequest(RequestHeader(wire::Opcode::kReadRequest, 1, region.addr(),
+                                                  region.rkey(), kRegion, 0)));
+        ASSERT_TRUE(WaitUnread(raw));
+        ASSERT_NO_FATAL_FAILURE(ExpectDroppedByLiveness(raw));
+        ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
+    }
+
     void RequestsFromAPeerThatNeverReads() {
         constexpr size_t kRegion = 64 << 10;
         constexpr int kBatches = 400;
@@ -225,6 +240,22 @@ TEST_F(TcpHostileFlood, PeerThatStopsReadingResponsesStallsNoOtherConnection) {
         {
             InChild(kChildAlarmSeconds);
             ResponsesBehindAClosedWindow();
+            ExitChild();
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+// The same with an answer small enough for the provider's socket to take
+// at once: it waits in the kernel, not in the provider's queue (which the
+// looks at the peer watch), and the peer is dropped all the same, by the
+// socket's TCP_USER_TIMEOUT of the bound (tcp_liveness.h), which also ends a
+// window that stays closed.
+TEST_F(TcpHostileFlood, PeerThatNeverReadsASmallResponseIsDroppedToo) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            InChild(kChildAlarmSeconds);
+            ResponseInTheKernelBehindAClosedWindow();
             ExitChild();
         },
         ::testing::ExitedWithCode(0), "");
