@@ -216,7 +216,6 @@ class Script {
     uint8_t U8() { return offset_ < size_ ? data_[offset_++] : 0; }
     uint16_t U16() { return static_cast<uint16_t>(U8() | U8() << 8); }
     uint32_t U32() { return static_cast<uint32_t>(U16() | static_cast<uint32_t>(U16()) << 16); }
-    uint64_t U64() { return U32() | static_cast<uint64_t>(U32()) << 32; }
 
   private:
     const uint8_t *data_;
@@ -342,7 +341,6 @@ class Session {
     std::unique_ptr<provider::CompletionQueue> recv_cq_;
     std::unique_ptr<provider::CmId> id_;
     bool qp_ready_ = false;
-    bool established_event_ = false;
     uint64_t next_wr_id_ = 1;
 
     // The model of a correct peer's conversation.
@@ -1176,10 +1174,8 @@ void Session::HandleEvents() {
         return;
     provider::CmEvent event;
     while (id_->NextEvent(&event) == 0) {
-        if (event.type == provider::CmEventType::kEstablished) {
-            established_event_ = true;
+        if (event.type == provider::CmEventType::kEstablished)
             continue;
-        }
         // Lost, disconnected or refused: as librpma's rpma_conn_disconnect.
         provider_ended_ = true;
         if (event.type == provider::CmEventType::kDisconnected ||
