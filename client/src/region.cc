@@ -115,8 +115,8 @@ void Region::Impl::MarkFailed(size_t i, Status why, const Op &op) {
 void Region::Impl::ProgressAll(const Op &op) {
     for (size_t i = 0; i < members_.size(); ++i)
         if (members_[i].state != ReplicaState::kFailed)
-            if (Status s = members_[i].replica->Progress(); !s.ok())
-                MarkFailed(i, s, op);
+            if (!members_[i].replica->Progress())
+                MarkFailed(i, members_[i].replica->failure(), op);
 }
 
 size_t Region::Impl::Live() const {
@@ -150,13 +150,13 @@ void Region::Impl::WaitForAny(const Op &op, std::chrono::milliseconds timeout) {
             pick = i;
     const bool alone = waiting_.size() == 1;
     bool fired = false;
-    Status s =
-        members_[pick].replica->Wait(alone ? timeout : std::min(timeout, kInlineSlice), &fired);
-    if (!s.ok())
-        MarkFailed(pick, s, op);
+    Replica &picked = *members_[pick].replica;
+    const bool works = picked.Wait(alone ? timeout : std::min(timeout, kInlineSlice), &fired);
+    if (!works)
+        MarkFailed(pick, picked.failure(), op);
     if (alone)
         return;
-    if (s.ok() && !fired) {
+    if (works && !fired) {
         // Slow to answer: watch every replica waited for, and take whatever
         // made an fd readable (a queue's event, a connection's end).
         poll_fds_.clear();
@@ -173,11 +173,9 @@ void Region::Impl::WaitForAny(const Op &op, std::chrono::milliseconds timeout) {
             const size_t i = poll_owners_[k];
             if (poll_fds_[k].revents == 0 || members_[i].state == ReplicaState::kFailed)
                 continue;
-            Status got = members_[i].replica->CheckConnection();
-            if (got.ok())
-                got = members_[i].replica->Wait(std::chrono::milliseconds(0), &fired);
-            if (!got.ok())
-                MarkFailed(i, got, op);
+            Replica &r = *members_[i].replica;
+            if (!r.CheckConnection() || !r.Wait(std::chrono::milliseconds(0), &fired))
+                MarkFailed(i, r.failure(), op);
         }
     }
 }
@@ -189,21 +187,41 @@ Status Region::Impl::EnsureRoom(const Op &op, bool persist) {
     return Await(op, Need::kAll, has_room);
 }
 
+Status Region::Impl::Unresponsive(Replica &r) {
+    // A connection that ended says more than the silence.
+    if (!r.CheckConnection())
+        return r.failure();
+    return Status(StatusCode::kDeadlineExceeded,
+                  "no completion within " + std::to_string(options_.operation_timeout.count()) +
+                      " ms (the daemon hangs or the network is cut)");
+}
+
+size_t Region::Impl::FreeSlot() {
+    for (const size_t slot : {last_slot_, (last_slot_ + 1) % kSlots}) {
+        const uint64_t used_by = slot_seq_[slot];
+        if (AllHold([used_by](Replica &r) { return r.Completed(used_by); })) {
+            last_slot_ = slot;
+            return slot;
+        }
+    }
+    return kSlots;
+}
+
 Result<size_t> Region::Impl::AcquireSlot(const Op &op) {
-    const size_t slot = next_slot_++ % kSlots;
-    const uint64_t used_by = slot_seq_[slot];
-    auto free = [used_by](Replica &r) { return r.Completed(used_by); };
-    if (AllHold(free))
+    if (const size_t slot = FreeSlot(); slot != kSlots)
         return slot;
-    Status s = Await(op, Need::kAll, free);
+    // The ring's oldest: every other slot was used since.
+    const size_t slot = last_slot_ = (last_slot_ + 1) % kSlots;
+    const uint64_t used_by = slot_seq_[slot];
+    Status s = Await(op, Need::kAll, [used_by](Replica &r) { return r.Completed(used_by); });
     if (!s.ok())
         return s;
     return slot;
 }
 
-const Region::Impl::Registered *Region::Impl::Lookup(const void *data, size_t length) const {
+Region::Impl::Registered *Region::Impl::Lookup(const void *data, size_t length) {
     const auto *p = static_cast<const std::byte *>(data);
-    for (const Registered &r : registered_)
+    for (Registered &r : registered_)
         if (p >= r.bytes.data() && p + length <= r.bytes.data() + r.bytes.size())
             return &r;
     return nullptr;
@@ -215,19 +233,17 @@ Status Region::Impl::PostWrite(const Op &op, uint64_t offset, std::span<const st
         const uint64_t seq = ++seq_;
         for (size_t i = 0; i < members_.size(); ++i)
             if (members_[i].state != ReplicaState::kFailed)
-                if (Status s =
-                        members_[i].replica->PostWrite(at, buffer, local, length, seq, confirmed);
-                    !s.ok())
-                    MarkFailed(i, s, op);
+                if (Replica &r = *members_[i].replica;
+                    !r.PostWrite(at, buffer, local, length, seq, confirmed))
+                    MarkFailed(i, r.failure(), op);
         *last_seq = seq;
         return seq;
     };
-    if (const Registered *r = Lookup(bytes.data(), bytes.size())) {
+    if (Registered *r = Lookup(bytes.data(), bytes.size())) {
         if (Status s = EnsureRoom(op, false); !s.ok())
             return s;
-        const uint64_t seq = post(r->id, static_cast<size_t>(bytes.data() - r->bytes.data()),
-                                  offset, bytes.size(), persist_next);
-        const_cast<Registered *>(r)->last_seq = seq;
+        r->last_seq = post(r->id, static_cast<size_t>(bytes.data() - r->bytes.data()), offset,
+                           bytes.size(), persist_next);
         return Status();
     }
     const Pieces pieces = Chunks(offset, bytes.size(), kSlotSize);
@@ -254,9 +270,57 @@ Status Region::Impl::PostPersist(const Op &op, uint64_t offset, uint64_t length,
     *seq = ++seq_;
     for (size_t i = 0; i < members_.size(); ++i)
         if (members_[i].state != ReplicaState::kFailed)
-            if (Status s = members_[i].replica->PostPersist(offset, length, *seq); !s.ok())
-                MarkFailed(i, s, op);
+            if (Replica &r = *members_[i].replica; !r.PostPersist(offset, length, *seq))
+                MarkFailed(i, r.failure(), op);
     return Status();
+}
+
+size_t Region::Impl::Sole() const {
+    if (quorum_ != 1)
+        return members_.size();
+    size_t sole = members_.size();
+    for (size_t i = 0; i < members_.size(); ++i) {
+        if (members_[i].state == ReplicaState::kFailed)
+            continue;
+        // A second one to post to, or one that does not count yet.
+        if (sole != members_.size() || members_[i].state != ReplicaState::kLive)
+            return members_.size();
+        sole = i;
+    }
+    return sole;
+}
+
+bool Region::Impl::PostSole(const Op &op, size_t i, uint64_t offset,
+                            std::span<const std::byte> bytes, uint64_t length, bool persist,
+                            uint64_t *last) {
+    Replica &replica = *members_[i].replica;
+    if (!replica.HasRoom(persist, bytes.empty() ? 1 : 1 + persist))
+        return false;
+    if (!bytes.empty()) {
+        Registered *registered = Lookup(bytes.data(), bytes.size());
+        size_t buffer = kStagingId, local = 0, slot = kSlots;
+        if (registered != nullptr) {
+            buffer = registered->id;
+            local = static_cast<size_t>(bytes.data() - registered->bytes.data());
+        } else {
+            if (bytes.size() > kSlotSize || (slot = FreeSlot()) == kSlots)
+                return false;
+            local = slot * kSlotSize;
+            std::memcpy(staging_.data() + local, bytes.data(), bytes.size());
+        }
+        *last = ++seq_;
+        (registered != nullptr ? registered->last_seq : slot_seq_[slot]) = *last;
+        if (!replica.PostWrite(offset, buffer, local, bytes.size(), *last, persist)) {
+            MarkFailed(i, replica.failure(), op);
+            return true;
+        }
+    }
+    if (persist) {
+        *last = ++seq_;
+        if (!replica.PostPersist(offset, length, *last))
+            MarkFailed(i, replica.failure(), op);
+    }
+    return true;
 }
 
 Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bool persist) {
@@ -265,9 +329,17 @@ Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bo
         return Status(StatusCode::kInvalidArgument,
                       op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
     std::lock_guard lock(mu_);
+    uint64_t last = 0;
+    // (A sole replica meets the quorum.)
+    if (const size_t sole = Sole();
+        sole < members_.size() && !bytes.empty() &&
+        PostSole(op, sole, offset, bytes, bytes.size(), persist, &last)) {
+        if (persist)
+            return AwaitSole(op, sole, [last](Replica &r) { return r.persisted() >= last; });
+        return AwaitSole(op, sole, [last](Replica &r) { return r.Completed(last); });
+    }
     if (Status s = CheckQuorum(op); !s.ok() || bytes.empty())
         return s;
-    uint64_t last = 0;
     if (Status s = PostWrite(op, offset, bytes, &last, persist); !s.ok())
         return s;
     if (!persist)
@@ -283,9 +355,12 @@ Status Region::Impl::Persist(uint64_t offset, uint64_t length) {
         return Status(StatusCode::kInvalidArgument,
                       op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
     std::lock_guard lock(mu_);
+    uint64_t seq = 0;
+    if (const size_t sole = Sole();
+        sole < members_.size() && length > 0 && PostSole(op, sole, offset, {}, length, true, &seq))
+        return AwaitSole(op, sole, [seq](Replica &r) { return r.persisted() >= seq; });
     if (Status s = CheckQuorum(op); !s.ok() || length == 0)
         return s;
-    uint64_t seq = 0;
     if (Status s = PostPersist(op, offset, length, &seq); !s.ok())
         return s;
     return Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
@@ -347,8 +422,8 @@ Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t inde
             !s.ok())
             return s;
         const uint64_t seq = ++seq_;
-        if (Status s = replica.PostRead(at, buffer, local, length, seq); !s.ok()) {
-            MarkFailed(index, s, op);
+        if (!replica.PostRead(at, buffer, local, length, seq)) {
+            MarkFailed(index, replica.failure(), op);
             return members_[index].error;
         }
         return await(seq);

@@ -165,9 +165,39 @@ class Region::Impl {
     // spares an operation whose resources are free the cost of an Await.
     template <typename Predicate>
     bool AllHold(const Predicate &holds) const;
+    // Why replica `r` did not complete within operation_timeout: its
+    // connection's end when it ended, else the silence.
+    Status Unresponsive(Replica &r);
     Status EnsureRoom(const Op &op, bool persist);
+    // The staging slot for the next piece: the one used last when every
+    // replica is done with it (its lines are still in the CPU's caches, for
+    // the copy in and the kernel's copy out), else the next of the ring,
+    // waited for.
     Result<size_t> AcquireSlot(const Op &op);
-    const Registered *Lookup(const void *data, size_t length) const;
+    // The slot AcquireSlot takes when it needs no wait; kSlots when it does.
+    size_t FreeSlot();
+
+    // The sole path: a set with one replica to hear from, that counts (live)
+    // and meets a quorum of one alone, so an operation needs none of the
+    // fan-out's bookkeeping. The same work requests, checks and failure
+    // handling as the fan-out; only what there is nothing to decide about is
+    // skipped (which replicas to post to and to wait for, the quorum's
+    // count). It is what one-replica regions run on every operation.
+    //
+    // The replica, or members_.size() when the set has none such.
+    size_t Sole() const;
+    // Posts a write of `bytes` (when not empty) and a persist of
+    // [offset, offset + length) (when `persist`) to sole replica `i` when
+    // the queue room and the staging slot they need are free now; *last is
+    // the seq to wait for. False, with nothing posted, when they are not:
+    // the fan-out's path waits for them.
+    bool PostSole(const Op &op, size_t i, uint64_t offset, std::span<const std::byte> bytes,
+                  uint64_t length, bool persist, uint64_t *last);
+    // Await(op, Need::kQuorum, done) for sole replica `i`.
+    template <typename Done>
+    Status AwaitSole(const Op &op, size_t i, const Done &done);
+
+    Registered *Lookup(const void *data, size_t length);
     // Posts `bytes` to every replica not failed; *last_seq is the seq of its
     // last work request. `persist_next`: a persist posted later in this
     // operation confirms that last work request (Replica::PostWrite's
@@ -187,8 +217,8 @@ class Region::Impl {
     std::vector<Member> members_;
     std::vector<std::byte> staging_;
     uint64_t slot_seq_[kSlots] = {};  // the last seq that used each slot
-    size_t next_slot_ = 0;
-    uint64_t seq_ = 0;  // the last seq posted
+    size_t last_slot_ = 0;            // the slot AcquireSlot took last
+    uint64_t seq_ = 0;                // the last seq posted
     std::vector<Registered> registered_;
     size_t next_buffer_id_ = 1;
     // Await's scratch space, kept to spare an allocation per wait.
@@ -260,20 +290,39 @@ Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t onl
         if (!first)
             now = CoarseNow();
         if (now >= deadline) {
-            for (size_t i : waiting_) {
-                // A connection that ended says more than the silence.
-                Status why = members_[i].replica->CheckConnection();
-                if (why.ok())
-                    why = Status(StatusCode::kDeadlineExceeded,
-                                 "no completion within " +
-                                     std::to_string(options_.operation_timeout.count()) +
-                                     " ms (the daemon hangs or the network is cut)");
-                MarkFailed(i, why, op);
-            }
+            for (size_t i : waiting_)
+                MarkFailed(i, Unresponsive(*members_[i].replica), op);
             continue;
         }
         WaitForAny(op, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
     }
+}
+
+template <typename Done>
+Status Region::Impl::AwaitSole(const Op &op, size_t i, const Done &done) {
+    Member &m = members_[i];
+    if (m.state == ReplicaState::kFailed)  // its post failed
+        return QuorumLost(op);
+    Replica &r = *m.replica;
+    if (done(r))
+        return Status();
+    bool works = r.Progress();
+    std::chrono::nanoseconds deadline{0};
+    while (works && !done(r)) {
+        const std::chrono::nanoseconds now = CoarseNow();
+        if (deadline.count() == 0) {
+            deadline = now + options_.operation_timeout;
+        } else if (now >= deadline) {
+            MarkFailed(i, Unresponsive(r), op);
+            return QuorumLost(op);
+        }
+        bool fired = false;
+        works = r.Wait(std::chrono::ceil<std::chrono::milliseconds>(deadline - now), &fired);
+    }
+    if (works)
+        return Status();
+    MarkFailed(i, r.failure(), op);
+    return QuorumLost(op);
 }
 
 template <typename Predicate>

@@ -72,10 +72,9 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
         const size_t local = *slot * kSlotSize;
         const uint64_t read_seq = ++seq_;
         slot_seq_[*slot] = read_seq;
-        s = members_[source].replica->PostRead(piece.offset, kStagingId, local, piece.length,
-                                               read_seq);
-        if (!s.ok())
-            MarkFailed(source, s, op);
+        if (Replica &r = *members_[source].replica;
+            !r.PostRead(piece.offset, kStagingId, local, piece.length, read_seq))
+            MarkFailed(source, r.failure(), op);
         s = Await(
             op, Need::kOne, [read_seq](Replica &r) { return r.Completed(read_seq); }, source);
         if (!s.ok())
@@ -84,11 +83,9 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
         const uint64_t write_seq = ++seq_;
         const uint64_t persist_seq = ++seq_;
         slot_seq_[*slot] = write_seq;
-        s = target.PostWrite(piece.offset, kStagingId, local, piece.length, write_seq);
-        if (s.ok())
-            s = target.PostPersist(piece.offset, piece.length, persist_seq);
-        if (!s.ok())
-            return fail(s);
+        if (!target.PostWrite(piece.offset, kStagingId, local, piece.length, write_seq) ||
+            !target.PostPersist(piece.offset, piece.length, persist_seq))
+            return fail(target.failure());
         s = Await(
             op, Need::kOne, [persist_seq](Replica &r) { return r.persisted() >= persist_seq; },
             index);

@@ -13,7 +13,7 @@ namespace {
 namespace v1 = ::rpmad::v1;
 namespace wire = ::rpmad::wire;
 
-constexpr uint32_t kSqSize = 128;
+constexpr uint32_t kSqSize = Replica::kSqSize;
 constexpr uint32_t kRqSize = wire::kMaxFlushesInFlight;
 constexpr uint32_t kCqSize = kSqSize + kRqSize;
 // At most this many unsignaled work requests in a row: the next one is
@@ -177,7 +177,7 @@ Replica::~Replica() {
         return;
     // Wait briefly for CLOSED so that the daemon ends the session now, not
     // when it notices the socket gone.
-    if (conn_->Disconnect().ok() && !failure_) {
+    if (conn_->Disconnect().ok() && !failed()) {
         pollfd p{event_fd_, POLLIN, 0};
         if (poll(&p, 1, 1000) == 1)
             (void)conn_->NextEvent();
@@ -201,16 +201,10 @@ void Replica::Unregister(size_t id) {
         buffers_[id].reset();
 }
 
-Status Replica::Fail(Status status) {
-    if (!failure_)
+bool Replica::Fail(Status status) {
+    if (failure_.ok())
         failure_ = std::move(status);
-    return *failure_;
-}
-
-bool Replica::HasRoom(bool persist) const {
-    if (posted_ - finished_ + 1 >= kSqSize)
-        return false;
-    return !persist || !gpspm_ || flushes_posted_ - flushes_answered_ < wire::kMaxFlushesInFlight;
+    return false;
 }
 
 void Replica::Posted(uint64_t seq, bool signaled) {
@@ -224,10 +218,10 @@ void Replica::Posted(uint64_t seq, bool signaled) {
     retires_[signaled_posted_++ % kSqSize] = posted_;
 }
 
-Status Replica::PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
-                          uint64_t seq, bool confirmed_by_next) {
-    if (failure_)
-        return *failure_;
+bool Replica::PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
+                        uint64_t seq, bool confirmed_by_next) {
+    if (failed())
+        return false;
     const bool signaled = !confirmed_by_next || unsignaled_run_ >= kMaxUnsignaledRun;
     const auto posted = rpma::detail::Check(rpma_write(
         conn_->get(), region_->get(), remote_offset, buffers_.at(buffer)->get(), local_offset,
@@ -236,25 +230,25 @@ Status Replica::PostWrite(uint64_t remote_offset, size_t buffer, size_t local_of
     if (posted.code != 0)
         return Fail(PostError("posting a write", posted, "rpma_write", remote_offset, length));
     Posted(seq, signaled);
-    return Status();
+    return true;
 }
 
-Status Replica::PostRead(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
-                         uint64_t seq) {
-    if (failure_)
-        return *failure_;
+bool Replica::PostRead(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
+                       uint64_t seq) {
+    if (failed())
+        return false;
     const auto posted = rpma::detail::Check(
         rpma_read(conn_->get(), buffers_.at(buffer)->get(), local_offset, region_->get(),
                   remote_offset, length, RPMA_F_COMPLETION_ALWAYS, Context(seq << 1)));
     if (posted.code != 0)
         return Fail(PostError("posting a read", posted, "rpma_read", remote_offset, length));
     Posted(seq, true);
-    return Status();
+    return true;
 }
 
-Status Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
-    if (failure_)
-        return *failure_;
+bool Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
+    if (failed())
+        return false;
     if (!gpspm_) {
         const auto posted = rpma::detail::Check(
             rpma_flush(conn_->get(), region_->get(), offset, length, RPMA_FLUSH_TYPE_PERSISTENT,
@@ -263,7 +257,7 @@ Status Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
             return Fail(
                 PostError("posting a persistent flush", posted, "rpma_flush", offset, length));
         Posted(seq, true);
-        return Status();
+        return true;
     }
     // A request slot is free again once its response came: at most
     // kMaxFlushesInFlight are outstanding (HasRoom).
@@ -279,10 +273,10 @@ Status Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
                               wire::kFlushRequestSize));
     Posted(seq, true);
     ++flushes_posted_;
-    return Status();
+    return true;
 }
 
-Status Replica::OnCompletion(const ibv_wc &wc) {
+bool Replica::OnCompletion(const ibv_wc &wc) {
     if (wc.status != IBV_WC_SUCCESS)
         return Fail(Status(StatusCode::kDataPlane,
                            std::string("a work request failed: ") + ibv_wc_status_str(wc.status) +
@@ -294,7 +288,7 @@ Status Replica::OnCompletion(const ibv_wc &wc) {
         completed_ = std::max(completed_, seq);
         if (wc.wr_id & 1)
             persisted_ = std::max(persisted_, seq);
-        return Status();
+        return true;
     }
     const size_t slot = wc.wr_id & ~kReceiveBit;
     const size_t at = kResponsesAt + slot * wire::kFlushResponseSize;
@@ -314,12 +308,12 @@ Status Replica::OnCompletion(const ibv_wc &wc) {
     if (reposted.code != 0)
         return Fail(
             PostError("reposting a receive", reposted, "rpma_recv", at, wire::kFlushResponseSize));
-    return Status();
+    return true;
 }
 
-Status Replica::CheckConnection() {
-    if (failure_)
-        return *failure_;
+bool Replica::CheckConnection() {
+    if (failed())
+        return false;
     // A connection event now can only be its end (CLOSED or LOST).
     pollfd p{event_fd_, POLLIN, 0};
     if (poll(&p, 1, 0) == 1) {
@@ -330,19 +324,19 @@ Status Replica::CheckConnection() {
                                                    rpma_utils_conn_event_2str(*event) +
                                                    "): the daemon stopped or the network failed"));
     }
-    return Status();
+    return true;
 }
 
-Status Replica::Wait(std::chrono::milliseconds timeout, bool *fired) {
+bool Replica::Wait(std::chrono::milliseconds timeout, bool *fired) {
     *fired = false;
-    if (failure_)
-        return *failure_;
+    if (failed())
+        return false;
     // The event re-arms the queue; completions that came before are polled
     // below. An event left by completions Progress already took costs one
     // empty round.
     const int waited = rpma_ext_cq_wait_timeout(cq_, static_cast<int>(timeout.count()));
     if (waited == RPMA_E_NO_COMPLETION)
-        return Status();
+        return true;
     if (waited != 0)
         return Fail(Status(StatusCode::kDataPlane,
                            std::string("waiting for completions: ") + rpma_err_2str(waited)));
@@ -350,9 +344,9 @@ Status Replica::Wait(std::chrono::milliseconds timeout, bool *fired) {
     return Progress();
 }
 
-Status Replica::Progress() {
-    if (failure_)
-        return *failure_;
+bool Replica::Progress() {
+    if (failed())
+        return false;
     ibv_wc wc[16];
     for (;;) {
         // The C API, as for posts: no Result to build per poll.
@@ -360,20 +354,20 @@ Status Replica::Progress() {
         const auto polled =
             rpma::detail::Check(rpma_cq_get_wc(cq_, static_cast<int>(std::size(wc)), wc, &n));
         if (polled.code == RPMA_E_NO_COMPLETION)
-            return Status();
+            return true;
         if (polled.code != 0)
             return Fail(DataPlaneError("polling completions",
                                        rpma::detail::Failure(polled, "rpma_cq_get_wc")));
         for (int i = 0; i < n; ++i)
-            if (Status s = OnCompletion(wc[i]); !s.ok())
-                return s;
+            if (!OnCompletion(wc[i]))
+                return false;
         if (n < static_cast<int>(std::size(wc)))
-            return Status();
+            return true;
     }
 }
 
 std::vector<int> Replica::Fds() const {
-    if (failure_)
+    if (failed())
         return {};
     return {cq_fd_, event_fd_};
 }

@@ -27,6 +27,9 @@ namespace rpma::client {
 
 class Replica {
   public:
+    // Work requests on the send queue at most (the connection's sq_size).
+    static constexpr uint32_t kSqSize = 128;
+
     // Local memory the replica's operations use: buffers[0] is the staging
     // ring, the others are the application's registered buffers (by id).
     // Each is registered with this replica's peer (its protection domain).
@@ -46,6 +49,14 @@ class Replica {
     Status Register(size_t id, std::span<std::byte> bytes);
     void Unregister(size_t id);
 
+    // A replica's first error (a failed post or completion, a refused flush,
+    // a lost connection) is its end. The calls below that can meet one
+    // return false then, and every time after; failure() says why. (Not a
+    // Status per call: the posts, polls and waits are every operation's
+    // path, and success would build and destroy one each time.)
+    bool failed() const { return !failure_.ok(); }
+    const Status &failure() const { return failure_; }
+
     // Non-blocking posts; every work request carries the region-wide
     // sequence number `seq`, and completes in posting order.
     //
@@ -54,30 +65,34 @@ class Replica {
     // pair executes in order): it is posted unsignaled, which spares the
     // daemon an acknowledgement and this side a completion. Its failure
     // still completes (as an error).
-    Status PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
-                     uint64_t seq, bool confirmed_by_next = false);
-    Status PostRead(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
-                    uint64_t seq);
+    bool PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
+                   uint64_t seq, bool confirmed_by_next = false);
+    bool PostRead(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
+                  uint64_t seq);
     // APM: a persistent rpma_flush. GPSPM: a flush request message; durable
     // when the daemon's response comes back.
-    Status PostPersist(uint64_t offset, uint64_t length, uint64_t seq);
+    bool PostPersist(uint64_t offset, uint64_t length, uint64_t seq);
 
-    // Room for one more work request (and, for a persist, one more flush
-    // request in flight).
-    bool HasRoom(bool persist) const;
+    // Room for `requests` more work requests (and, for a persist, one more
+    // flush request in flight).
+    bool HasRoom(bool persist, size_t requests = 1) const {
+        if (posted_ - finished_ + requests >= kSqSize)
+            return false;
+        return !persist || !gpspm_ ||
+               flushes_posted_ - flushes_answered_ < ::rpmad::wire::kMaxFlushesInFlight;
+    }
 
     // Collects every completion ready now (no system call when there are
-    // some). An error (a failed completion, a refused flush, a lost
-    // connection) is the replica's end: it is returned every time after.
-    Status Progress();
+    // some).
+    bool Progress();
     // Waits up to `timeout` for the completion queue's next event, then
     // collects what completed. *fired: an event came (false: the time was
     // up first). A connection that ends fails its work requests, so a wait
     // for them ends too.
-    Status Wait(std::chrono::milliseconds timeout, bool *fired);
-    // Whether the connection ended (CLOSED or LOST): a system call, for the
-    // slow paths (fds readable, time up).
-    Status CheckConnection();
+    bool Wait(std::chrono::milliseconds timeout, bool *fired);
+    // False when the connection ended (CLOSED or LOST): a system call, for
+    // the slow paths (fds readable, time up).
+    bool CheckConnection();
     // The fds that become readable when Wait or CheckConnection has
     // something to do, for waiting on several replicas at once.
     std::vector<int> Fds() const;
@@ -93,9 +108,10 @@ class Replica {
 
   private:
     Replica() = default;
-    Status Fail(Status status);
+    // Records `status` as the failure, unless one came first; returns false.
+    bool Fail(Status status);
     Status PostReceive(size_t slot);
-    Status OnCompletion(const ibv_wc &wc);
+    bool OnCompletion(const ibv_wc &wc);
     // Bookkeeping of a work request just posted; `signaled` ones retire
     // every one posted up to them when they complete.
     void Posted(uint64_t seq, bool signaled);
@@ -131,7 +147,7 @@ class Replica {
     uint64_t completed_ = 0;
     uint64_t last_posted_ = 0;
     uint64_t persisted_ = 0;
-    std::optional<Status> failure_;
+    Status failure_;  // ok while the replica works
 };
 
 }  // namespace rpma::client
