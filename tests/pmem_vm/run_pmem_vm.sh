@@ -39,7 +39,7 @@ esac
 client=$(realpath "$1")
 rpmad=$(realpath "$2")
 # shellcheck source=../vm/vm_lib.sh
-source "$3" # vm_die, vm_kernel_version, vm_extract_vmlinux, vm_copy_modules, VM_INSTALL_HINT
+source "$3" # vm_die, vm_kernel_version, vm_copy_modules, vm_boot_image, vm_free_port, ...
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # The unit tests the guest runs on the medium (guest_init.sh: unit_check),
 # from the test's runfiles.
@@ -60,9 +60,7 @@ done
     vm_die "no Soft-RoCE provider for libibverbs: $VM_INSTALL_HINT (package ibverbs-providers)"
 [ $mode = fsdax ] || command -v ndctl >/dev/null ||
     vm_die "ndctl not found (the guest runs the host's): $VM_INSTALL_HINT (package ndctl)"
-busybox=$(command -v busybox) || vm_die "busybox not found: $VM_INSTALL_HINT (package busybox-static)"
-! ldd "$busybox" >/dev/null 2>&1 ||
-    vm_die "$busybox is dynamically linked: $VM_INSTALL_HINT (package busybox-static)"
+busybox=$(vm_static_busybox)
 kver=$(vm_kernel_version)
 kernel=/boot/vmlinuz-$kver
 
@@ -84,11 +82,8 @@ extract_pid=$!
 
 # --- initramfs: busybox, the kernel modules, /init -----------------------------
 ir=$work/initramfs
-mkdir -p "$ir"/{bin,mods,proc,sys,dev,host}
-cp "$busybox" "$ir/bin/busybox"
-for a in sh mount insmod cat sed mkdir chroot ip poweroff sleep grep tr readlink basename head cmp; do
-    ln -s busybox "$ir/bin/$a"
-done
+vm_busybox_initramfs "$ir" "$busybox" sh mount insmod cat sed mkdir chroot ip poweroff sleep grep \
+    tr readlink basename head cmp
 # virtio (PCI), 9p for the host's root, the disk, ext4, the network, and the
 # legacy PMem: nd_e820 makes the memmap= range an NVDIMM region, nd_pmem
 # gives /dev/pmem0, dax_pmem and device_dax serve it as /dev/dax0.0 once
@@ -103,29 +98,13 @@ vm_copy_modules "$ir/mods" "$kver" virtio_pci 9pnet_virtio 9p virtio_blk ext4 vi
 install -m 0755 "$here/guest_init.sh" "$ir/init"
 printf "RPMAD='%s'\nRPMACTL='%s'\nUNIT_STORE='%s'\nUNIT_PERSIST='%s'\n" "$rpmad" "$rpmactl" \
     "$unit_store" "$unit_persist" >"$ir/pmemvm.conf"
-(cd "$ir" && find . -mindepth 1 | cpio -o -H newc --quiet) >"$work/initramfs.cpio"
+vm_pack_initramfs "$ir" "$work/initramfs.cpio"
 
 # The page-cache disk: ext4 in a host file (cache=none as in tests/powercut:
 # the guest's FLUSH becomes fdatasync of the host file).
-truncate -s 128M "$work/disk.img"
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$work/disk.img"
+vm_ext4_disk "$work/disk.img" 128M
 
-boot=$kernel
-if wait "$extract_pid"; then boot=$work/vmlinux; fi
-bios=()
-if [ "$boot" != "$kernel" ]; then
-    for f in /usr/share/qemu/qboot.rom /usr/share/qemu/bios-microvm.bin; do
-        [ -r "$f" ] && bios=(-bios "$f") && break
-    done
-fi
-
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 40000))
-        ! grep -qi ":$(printf '%04X' $p) 00000000:0000 0A" /proc/net/tcp && echo $p && return
-    done
-}
+vm_boot_image "$kernel" "$work/vmlinux" "$extract_pid" # sets VM_BOOT, VM_BIOS
 
 fail_with_console() {
     echo "pmemvm: the last 80 lines of the console:"
@@ -140,7 +119,7 @@ fail_with_console() {
 for attempt in 1 2 3 4 5; do
     ports=() fwd=""
     for guest in 7300 7301 7310 7311 7320 7321; do
-        p=$(free_port)
+        p=$(vm_free_port)
         ports+=("$p")
         fwd+=",hostfwd=tcp:127.0.0.1:$p-10.0.2.15:$guest"
     done
@@ -148,8 +127,8 @@ for attempt in 1 2 3 4 5; do
     # 768 MiB of RAM, of which two ranges are the emulated PMem: 128 MiB at
     # 512 MiB (pmem0: DAX) and 64 MiB at 704 MiB (pmem1: ext4 without dax).
     "$qemu" -accel "${VM_ACCEL:-tcg}" -machine pc -cpu qemu64 -m 768M -smp 1 \
-        -nodefaults -no-user-config -display none -no-reboot ${bios[@]+"${bios[@]}"} \
-        -kernel "$boot" -initrd "$work/initramfs.cpio" \
+        -nodefaults -no-user-config -display none -no-reboot ${VM_BIOS[@]+"${VM_BIOS[@]}"} \
+        -kernel "$VM_BOOT" -initrd "$work/initramfs.cpio" \
         -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 cryptomgr.notests memmap=128M!512M memmap=64M!704M pmemvm.mode=$mode pmemvm.verbs=$verbs" \
         -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
         -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \

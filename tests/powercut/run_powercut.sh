@@ -38,7 +38,7 @@ done
 writer=$(realpath "$1")
 rpmad=$(realpath "$2")
 # shellcheck source=../vm/vm_lib.sh
-source "$3" # vm_die, vm_kernel_version, vm_extract_vmlinux, vm_copy_modules, VM_INSTALL_HINT
+source "$3" # vm_die, vm_kernel_version, vm_copy_modules, vm_boot_image, vm_free_port, ...
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 cycles=${POWERCUT_CYCLES:-$cycles}
@@ -52,9 +52,7 @@ command -v "$qemu" >/dev/null || vm_die "$qemu not found: $VM_INSTALL_HINT (pack
 for c in cpio modprobe objcopy mkfs.ext4 timeout; do
     command -v $c >/dev/null || vm_die "$c not found: $VM_INSTALL_HINT"
 done
-busybox=$(command -v busybox) || vm_die "busybox not found: $VM_INSTALL_HINT (package busybox-static)"
-! ldd "$busybox" >/dev/null 2>&1 ||
-    vm_die "$busybox is dynamically linked: $VM_INSTALL_HINT (package busybox-static)"
+busybox=$(vm_static_busybox)
 kver=$(vm_kernel_version) # fails with the hint when /boot or /lib/modules lacks it
 kernel=/boot/vmlinuz-$kver
 
@@ -84,39 +82,22 @@ extract_pid=$!
 
 # --- initramfs: busybox, the kernel modules, /init -----------------------------
 ir=$work/initramfs
-mkdir -p "$ir"/{bin,mods,proc,sys,dev,host}
-cp "$busybox" "$ir/bin/busybox"
-for a in sh mount insmod cat cut sed mkdir chroot ip poweroff; do ln -s busybox "$ir/bin/$a"; done
+vm_busybox_initramfs "$ir" "$busybox" sh mount insmod cat cut sed mkdir chroot ip poweroff
 # virtio (PCI), 9p for the host's root, the disk, ext4 and the network;
 # from the initramfs, not over 9p.
 vm_copy_modules "$ir/mods" "$kver" virtio_pci 9pnet_virtio 9p virtio_blk ext4 virtio_net
 install -m 0755 "$here/guest_init.sh" "$ir/init"
 echo "RPMAD='$rpmad'" >"$ir/powercut.conf"
-(cd "$ir" && find . -mindepth 1 | cpio -o -H newc --quiet) >"$work/initramfs.cpio"
+vm_pack_initramfs "$ir" "$work/initramfs.cpio"
 
 # --- the disk: ext4 in a host file, kept across every cut ----------------------
 # Inode tables and journal initialised here, not lazily by the guest.
-truncate -s 256M "$work/disk.img"
-mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$work/disk.img"
+vm_ext4_disk "$work/disk.img" 256M
 mkdir -p "$work/state"
 
-boot=$kernel
-if wait "$extract_pid"; then boot=$work/vmlinux; fi
-bios=()
-if [ "$boot" != "$kernel" ]; then # qboot starts faster than SeaBIOS (PVH boot)
-    for f in /usr/share/qemu/qboot.rom /usr/share/qemu/bios-microvm.bin; do
-        [ -r "$f" ] && bios=(-bios "$f") && break
-    done
-fi
+vm_boot_image "$kernel" "$work/vmlinux" "$extract_pid" # sets VM_BOOT, VM_BIOS
 
-RANDOM=$seed
-free_port() { # a port nothing listens on now (qemu fails if it is taken by then)
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 40000))
-        ! grep -qi ":$(printf '%04X' $p) 00000000:0000 0A" /proc/net/tcp && echo $p && return
-    done
-}
+RANDOM=$seed # vm_free_port draws from it
 
 # Boots the VM on the disk with rpmad's data.persistence $2 (boot number $1)
 # and waits until rpmad answers on the forwarded control port. Sets
@@ -124,16 +105,16 @@ free_port() { # a port nothing listens on now (qemu fails if it is taken by then
 boot_vm() {
     local n=$1 persistence=$2 attempt cport dport
     for attempt in 1 2 3 4 5; do
-        cport=$(free_port)
-        dport=$(free_port)
+        cport=$(vm_free_port)
+        dport=$(vm_free_port)
         [ "$cport" != "$dport" ] || continue
         # The disk: cache=none is O_DIRECT on the host file with a volatile
         # write cache shown to the guest, so the guest sends FLUSH/FUA as to
         # a real disk and qemu turns each into fdatasync of the file. What
         # the guest only has in its page cache dies with the process.
         "$qemu" -accel "${VM_ACCEL:-tcg}" -machine pc -cpu qemu64 -m 512M -smp 1 \
-            -nodefaults -no-user-config -display none -no-reboot ${bios[@]+"${bios[@]}"} \
-            -kernel "$boot" -initrd "$work/initramfs.cpio" \
+            -nodefaults -no-user-config -display none -no-reboot ${VM_BIOS[@]+"${VM_BIOS[@]}"} \
+            -kernel "$VM_BOOT" -initrd "$work/initramfs.cpio" \
             -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 cryptomgr.notests powercut.persistence=$persistence" \
             -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
             -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
@@ -182,7 +163,7 @@ fail_with_console() { # $1 = boot, rest = why
 persistence_of() { [ $(($1 % 2)) = 1 ] && echo apm || echo gpspm; }
 churn_of() { [ $(($1 % 4)) = 3 ] || [ $(($1 % 4)) = 0 ]; }
 
-echo "powercut: kernel $kver ($([ "$boot" = "$kernel" ] && echo bzImage || echo vmlinux, PVH))," \
+echo "powercut: kernel $kver ($([ "$VM_BOOT" = "$kernel" ] && echo bzImage || echo vmlinux, PVH))," \
     "$cycles cycles, seed $seed$([ "$no_persist" = 1 ] && echo ", WITHOUT persist (must lose records)")"
 start=$(date +%s)
 acknowledged=0

@@ -84,3 +84,65 @@ vm_copy_modules() {
         echo "$name" >>"$dir/order"
     done
 }
+
+# Prints the path of a statically linked busybox (the guests' userland
+# before the host's root is mounted), or dies with the hint.
+vm_static_busybox() {
+    local busybox
+    busybox=$(command -v busybox) || vm_die "busybox not found: $VM_INSTALL_HINT (package busybox-static)"
+    ! ldd "$busybox" >/dev/null 2>&1 ||
+        vm_die "$busybox is dynamically linked: $VM_INSTALL_HINT (package busybox-static)"
+    echo "$busybox"
+}
+
+# vm_busybox_initramfs DIR BUSYBOX APPLET...: the layout a harness's /init
+# expects in DIR: bin/ with busybox and a link per applet, mods/ for
+# vm_copy_modules, and the mount points proc, sys, dev and host (the host's
+# root over 9p).
+vm_busybox_initramfs() {
+    local dir=$1 busybox=$2 applet
+    shift 2
+    mkdir -p "$dir"/{bin,mods,proc,sys,dev,host}
+    cp "$busybox" "$dir/bin/busybox"
+    for applet in "$@"; do ln -s busybox "$dir/bin/$applet"; done
+}
+
+# vm_pack_initramfs DIR OUT: DIR's contents as a newc cpio archive.
+vm_pack_initramfs() {
+    (cd "$1" && find . -mindepth 1 | cpio -o -H newc --quiet) >"$2"
+}
+
+# vm_ext4_disk FILE SIZE: an ext4 file system in a host file, its inode
+# tables and journal initialised here rather than lazily by the guest.
+vm_ext4_disk() {
+    truncate -s "$2" "$1"
+    mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$1"
+}
+
+# vm_boot_image KERNEL VMLINUX EXTRACT_PID: once vm_extract_vmlinux (run in
+# the background as EXTRACT_PID) is done, sets VM_BOOT to the image to boot
+# (VMLINUX when it was extracted, else KERNEL) and the array VM_BIOS to the
+# qemu arguments of the firmware: qboot starts faster than SeaBIOS when the
+# kernel boots by its PVH entry.
+vm_boot_image() {
+    local f
+    VM_BOOT=$1
+    VM_BIOS=()
+    if wait "$3"; then VM_BOOT=$2; fi
+    [ "$VM_BOOT" != "$1" ] || return 0
+    for f in /usr/share/qemu/qboot.rom /usr/share/qemu/bios-microvm.bin; do
+        [ -r "$f" ] && VM_BIOS=(-bios "$f") && break
+    done
+    return 0
+}
+
+# Prints a TCP port nothing listens on now (qemu fails if it is taken by
+# the time it binds; callers retry). Draws from $RANDOM, so seeding RANDOM
+# repeats the choice.
+vm_free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 40000))
+        ! grep -qi ":$(printf '%04X' $p) 00000000:0000 0A" /proc/net/tcp && echo $p && return
+    done
+}
