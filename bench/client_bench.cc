@@ -21,9 +21,11 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,7 +79,10 @@ class LibraryClient : public Client {
     // `registered`: the source buffer is registered (zero copy) rather than
     // copied into the staging ring.
     LibraryClient(std::unique_ptr<client::Region> region, bool registered)
-        : region_(std::move(region)), buffer_(rpma_bench::kMaxPayload) {
+        : region_(std::move(region)), memory_(rpma_bench::kMaxPayload + kPage) {
+        const auto misaligned = reinterpret_cast<uintptr_t>(memory_.data()) % kPage;
+        buffer_ = std::span(memory_).subspan(misaligned == 0 ? 0 : kPage - misaligned,
+                                             rpma_bench::kMaxPayload);
         for (size_t i = 0; i < buffer_.size(); ++i)
             buffer_[i] = static_cast<std::byte>(i * 31);
         if (registered)
@@ -125,8 +130,12 @@ class LibraryClient : public Client {
     std::vector<uint64_t> PingPong(size_t, int) override { Die("not measured here"); }
 
   private:
+    // The source buffer starts on a page, as the bare client's (mmap) does:
+    // a 4 KiB write is one page and 64 cache lines on both sides.
+    static constexpr size_t kPage = 4096;
     std::unique_ptr<client::Region> region_;
-    std::vector<std::byte> buffer_;
+    std::vector<std::byte> memory_;
+    std::span<std::byte> buffer_;
 };
 
 std::unique_ptr<client::Region> OpenRegion(const std::vector<std::string> &addresses,

@@ -37,7 +37,10 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
                           "data-plane address \"" + data + "\" is not host:port");
     }
     quorum_ = options_.quorum == 0 ? set.addresses.size() : options_.quorum;
-    staging_.resize(kSlots * kSlotSize);
+    staging_memory_.resize(kSlots * kSlotSize + kPageSize);
+    const auto misaligned = reinterpret_cast<uintptr_t>(staging_memory_.data()) % kPageSize;
+    staging_ = std::span(staging_memory_)
+                   .subspan(misaligned == 0 ? 0 : kPageSize - misaligned, kSlots * kSlotSize);
     for (size_t i = 0; i < set.addresses.size(); ++i) {
         const std::string &address = set.addresses[i];
         auto control = ControlPlane::Connect(address, set.options);

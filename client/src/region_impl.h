@@ -9,10 +9,12 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <future>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,6 +28,7 @@ namespace rpma::client {
 constexpr size_t kSlots = 8;
 constexpr size_t kSlotSize = size_t{1} << 20;
 constexpr size_t kStagingId = 0;
+constexpr size_t kPageSize = 4096;
 // How long a wait for several replicas reads the likeliest one's connection
 // inline before it watches all of them at once (poll(2) on their fds):
 // replicas that answer within it are collected without a hand-off between
@@ -215,7 +218,11 @@ class Region::Impl {
 
     mutable std::mutex mu_;  // every operation, start to end
     std::vector<Member> members_;
-    std::vector<std::byte> staging_;
+    // The staging ring: kSlots slots of kSlotSize in staging_memory_, from
+    // a page boundary on (a vector's own data is not), so that a 4 KiB
+    // piece is one page and 64 cache lines, for the copy in and the send.
+    std::vector<std::byte> staging_memory_;
+    std::span<std::byte> staging_;
     uint64_t slot_seq_[kSlots] = {};  // the last seq that used each slot
     size_t last_slot_ = 0;            // the slot AcquireSlot took last
     uint64_t seq_ = 0;                // the last seq posted
