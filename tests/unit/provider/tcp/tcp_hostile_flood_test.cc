@@ -37,14 +37,8 @@ constexpr int kBoundMs = 500;
 // answers then wait in its own socket and queue.
 constexpr int kTinyWindow = 4096;
 
-class ShortBound : public ::testing::Environment {
-  public:
-    void SetUp() override {
-        setenv(kRequestTimeoutVariable, std::to_string(kBoundMs).c_str(), /*overwrite=*/0);
-    }
-};
 [[maybe_unused]] ::testing::Environment *const kShortBound =
-    ::testing::AddGlobalTestEnvironment(new ShortBound);
+    ::testing::AddGlobalTestEnvironment(new RequestTimeoutEnvironment(kBoundMs));
 
 // Bytes the process's allocator hands out now (every arena, and chunks of
 // their own mapping).

@@ -92,9 +92,7 @@ TEST_F(TcpHostileHandshake, HalfClosedInsteadOfReadyToUseFailsTheConnection) {
     ASSERT_NO_FATAL_FAILURE(StartListening());
     RawPeer raw = RawPeer::ConnectTo(port);
     ASSERT_TRUE(raw.SendHandshake(wire::Opcode::kConnectRequest, 16));
-    ASSERT_NO_FATAL_FAILURE(TakeRequest(PairOptions{}));
-    ASSERT_EQ(server.id->Accept(nullptr, 0), 0);
-    ASSERT_TRUE(raw.ReadHandshake(wire::Opcode::kAccept));
+    ASSERT_NO_FATAL_FAILURE(AcceptAndReadAccept(raw));
     ASSERT_TRUE(raw.ShutdownWrite());
     EXPECT_EQ(WaitEventType(*server.id, kPromptMs), CmEventType::kConnectError);
     EXPECT_TRUE(raw.WaitClosed(kPromptMs));
@@ -130,10 +128,8 @@ TEST_F(TcpHostileHandshake, PrivateDataBeyondTheDeclaredLengthIsNotPrivateData) 
     std::vector<uint8_t> bytes = ConnectRequestBytes(0);
     bytes.insert(bytes.end(), wire::kMaxPrivateData, 0xab);
     ASSERT_TRUE(raw.Send(bytes.data(), bytes.size()));
-    ASSERT_NO_FATAL_FAILURE(TakeRequest(PairOptions{}));
+    ASSERT_NO_FATAL_FAILURE(AcceptAndReadAccept(raw));
     EXPECT_TRUE(server.id->RequestPrivateData().empty());
-    ASSERT_EQ(server.id->Accept(nullptr, 0), 0);
-    ASSERT_TRUE(raw.ReadHandshake(wire::Opcode::kAccept));
     wire::Header ready;
     ready.opcode = wire::Opcode::kReadyToUse;
     ASSERT_TRUE(raw.SendHeader(ready));
@@ -148,9 +144,7 @@ TEST_F(TcpHostileHandshake, ReadyToUseWithALengthFailsTheConnection) {
     ASSERT_NO_FATAL_FAILURE(StartListening());
     RawPeer raw = RawPeer::ConnectTo(port);
     ASSERT_TRUE(raw.SendHandshake(wire::Opcode::kConnectRequest, 16));
-    ASSERT_NO_FATAL_FAILURE(TakeRequest(PairOptions{}));
-    ASSERT_EQ(server.id->Accept(nullptr, 0), 0);
-    ASSERT_TRUE(raw.ReadHandshake(wire::Opcode::kAccept));
+    ASSERT_NO_FATAL_FAILURE(AcceptAndReadAccept(raw));
     wire::Header ready;
     ready.opcode = wire::Opcode::kReadyToUse;
     ready.length = UINT32_MAX;

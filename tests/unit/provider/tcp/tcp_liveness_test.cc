@@ -33,14 +33,8 @@ using Clock = std::chrono::steady_clock;
 // RPMA_TCP_TIMEOUT_MS=0 (no liveness) the tests show what they catch.
 constexpr int kBoundMs = 300;
 
-class ShortBound : public ::testing::Environment {
-  public:
-    void SetUp() override {
-        setenv(kRequestTimeoutVariable, std::to_string(kBoundMs).c_str(), /*overwrite=*/0);
-    }
-};
 [[maybe_unused]] ::testing::Environment *const kShortBound =
-    ::testing::AddGlobalTestEnvironment(new ShortBound);
+    ::testing::AddGlobalTestEnvironment(new RequestTimeoutEnvironment(kBoundMs));
 
 long long MillisecondsSince(Clock::time_point start) {
     return std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();

@@ -291,6 +291,14 @@ class HostilePeerTest : public ConnectedPair {
     // A scripted client connects to the provider's listener (started on
     // first use) declaring `declared_depth`; the provider accepts it with a
     // QP of `options` as `server`.
+    // The application takes the raw peer's request (sent already) and
+    // accepts it; the peer reads the ACCEPT and has not answered yet.
+    void AcceptAndReadAccept(RawPeer &raw, const PairOptions &options = {}) {
+        ASSERT_NO_FATAL_FAILURE(TakeRequest(options));
+        ASSERT_EQ(server.id->Accept(nullptr, 0), 0);
+        ASSERT_TRUE(raw.ReadHandshake(wire::Opcode::kAccept));
+    }
+
     void AcceptScripted(RawPeer *raw, uint32_t declared_depth = 16, const PairOptions &options = {},
                         int receive_buffer = 0) {
         if (listener == nullptr) {
@@ -298,9 +306,7 @@ class HostilePeerTest : public ConnectedPair {
         }
         *raw = RawPeer::ConnectTo(ListenerPort(), receive_buffer);
         ASSERT_TRUE(raw->SendHandshake(wire::Opcode::kConnectRequest, declared_depth));
-        ASSERT_NO_FATAL_FAILURE(TakeRequest(options));
-        ASSERT_EQ(server.id->Accept(nullptr, 0), 0);
-        ASSERT_TRUE(raw->ReadHandshake(wire::Opcode::kAccept));
+        ASSERT_NO_FATAL_FAILURE(AcceptAndReadAccept(*raw, options));
         wire::Header ready;
         ready.opcode = wire::Opcode::kReadyToUse;
         ASSERT_TRUE(raw->SendHeader(ready));

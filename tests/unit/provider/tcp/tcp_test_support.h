@@ -49,6 +49,22 @@ inline std::optional<CmEventType> WaitEventType(provider::CmId &id, int timeout_
     return event->type;
 }
 
+// Sets a test binary's liveness bound (RPMA_TCP_TIMEOUT_MS) before any
+// connection reads it, unless the environment sets one already (with
+// RPMA_TCP_TIMEOUT_MS=0, no liveness, a test shows what it catches).
+// Register it once per binary: ::testing::AddGlobalTestEnvironment(new
+// RequestTimeoutEnvironment(ms)).
+class RequestTimeoutEnvironment : public ::testing::Environment {
+  public:
+    explicit RequestTimeoutEnvironment(int milliseconds) : milliseconds_(milliseconds) {}
+    void SetUp() override {
+        setenv(kRequestTimeoutVariable, std::to_string(milliseconds_).c_str(), /*overwrite=*/0);
+    }
+
+  private:
+    const int milliseconds_;
+};
+
 // Page-aligned anonymous memory, registered in `pd`.
 class Buffer {
   public:
