@@ -126,12 +126,9 @@ for attempt in 1 2 3 4 5; do
     [ "$(printf '%s\n' "${ports[@]}" | sort -u | wc -l)" = 6 ] || continue
     # 768 MiB of RAM, of which two ranges are the emulated PMem: 128 MiB at
     # 512 MiB (pmem0: DAX) and 64 MiB at 704 MiB (pmem1: ext4 without dax).
-    "$qemu" -accel "${VM_ACCEL:-tcg}" -machine pc -cpu qemu64 -m 768M -smp 1 \
-        -nodefaults -no-user-config -display none -no-reboot ${VM_BIOS[@]+"${VM_BIOS[@]}"} \
-        -kernel "$VM_BOOT" -initrd "$work/initramfs.cpio" \
-        -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 cryptomgr.notests memmap=128M!512M memmap=64M!704M pmemvm.mode=$mode pmemvm.verbs=$verbs" \
-        -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
-        -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+    vm_qemu_common 768M "$work/initramfs.cpio" \
+        "memmap=128M!512M memmap=64M!704M pmemvm.mode=$mode pmemvm.verbs=$verbs"
+    "$qemu" "${VM_QEMU_ARGS[@]}" \
         -drive "file=$work/disk.img,format=raw,if=none,id=page,cache=none,aio=threads" \
         -device virtio-blk-pci,drive=page \
         -netdev "user,id=net0,restrict=on$fwd" \

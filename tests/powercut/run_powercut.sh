@@ -112,12 +112,8 @@ boot_vm() {
         # write cache shown to the guest, so the guest sends FLUSH/FUA as to
         # a real disk and qemu turns each into fdatasync of the file. What
         # the guest only has in its page cache dies with the process.
-        "$qemu" -accel "${VM_ACCEL:-tcg}" -machine pc -cpu qemu64 -m 512M -smp 1 \
-            -nodefaults -no-user-config -display none -no-reboot ${VM_BIOS[@]+"${VM_BIOS[@]}"} \
-            -kernel "$VM_BOOT" -initrd "$work/initramfs.cpio" \
-            -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 cryptomgr.notests powercut.persistence=$persistence" \
-            -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
-            -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+        vm_qemu_common 512M "$work/initramfs.cpio" "powercut.persistence=$persistence"
+        "$qemu" "${VM_QEMU_ARGS[@]}" \
             -drive "file=$work/disk.img,format=raw,if=none,id=pool,cache=none,aio=threads" \
             -device virtio-blk-pci,drive=pool \
             -netdev "user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:$cport-10.0.2.15:7300,hostfwd=tcp:127.0.0.1:$dport-10.0.2.15:7301" \

@@ -146,3 +146,19 @@ vm_free_port() {
         ! grep -qi ":$(printf '%04X' $p) 00000000:0000 0A" /proc/net/tcp && echo $p && return
     done
 }
+
+# vm_qemu_common MEMORY INITRD APPEND: sets the array VM_QEMU_ARGS to what
+# the harnesses' VMs share: $VM_ACCEL (default tcg) on a plain PC with one
+# CPU and MEMORY, no default devices, the image vm_boot_image chose with
+# INITRD and the common kernel arguments followed by APPEND, and the host's
+# root read-only over 9p (mount tag hostroot). Callers add the disks, the
+# network and the console.
+vm_qemu_common() {
+    # shellcheck disable=SC2054 # the commas are inside qemu option values
+    VM_QEMU_ARGS=(-accel "${VM_ACCEL:-tcg}" -machine pc -cpu qemu64 -m "$1" -smp 1
+        -nodefaults -no-user-config -display none -no-reboot ${VM_BIOS[@]+"${VM_BIOS[@]}"}
+        -kernel "$VM_BOOT" -initrd "$2"
+        -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 cryptomgr.notests $3"
+        -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap
+        -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot)
+}
