@@ -154,7 +154,7 @@ vm_free_port() {
 # root read-only over 9p (mount tag hostroot). Callers add the disks, the
 # network and the console.
 vm_qemu_common() {
-    # shellcheck disable=SC2054 # the commas are inside qemu option values
+    # shellcheck disable=SC2034,SC2054 # set for the caller; the commas are inside option values
     VM_QEMU_ARGS=(-accel "${VM_ACCEL:-tcg}" -machine pc -cpu qemu64 -m "$1" -smp 1
         -nodefaults -no-user-config -display none -no-reboot ${VM_BIOS[@]+"${VM_BIOS[@]}"}
         -kernel "$VM_BOOT" -initrd "$2"
