@@ -43,12 +43,14 @@ _library_sources = rule(
 )
 
 def rpma_fuzzer(name, harness, srcs, corpus, fuzzer_args = [], linkopts = [], libraries = [],
-                timeout = None):
+                timeout = None, harness_srcs = []):
     """Builds the fuzzer `name` and a test running it briefly over `corpus`.
 
     Args:
       name: the fuzzer binary (bazel-bin/tests/fuzz/<name>).
       harness: the .cc file defining LLVMFuzzerTestOneInput.
+      harness_srcs: the harness's other files (.cc and .h), held to the
+        same warning policy as `harness`.
       srcs: the sources under test (.cc) and every header they use.
       corpus: the seed corpus directory, relative to this package.
       fuzzer_args: libFuzzer flags of the bounded test run.
@@ -71,13 +73,24 @@ def rpma_fuzzer(name, harness, srcs, corpus, fuzzer_args = [], linkopts = [], li
     native.genrule(
         name = name + "_build",
         testonly = True,
-        srcs = [harness, "fuzz_support.h"] + srcs + library_srcs,
+        srcs = [harness, "fuzz_support.h"] + harness_srcs + srcs + library_srcs,
         outs = [name],
         cmd = " && ".join([
             "objs=$$(mktemp -d)",
             "clang++ %s -Wall -Wextra -Werror -c $(location %s) -o $$objs/harness.o" % (_CXXFLAGS, harness),
-            "for src in $(SRCS); do case $$src in *.cc) [ $$src = $(location %s) ] || " % harness +
-            "clang++ %s -c $$src -o $$objs/$$(basename $$src .cc).o || exit 1;; esac; done" % _CXXFLAGS,
+        ] + [
+            "clang++ %s -Wall -Wextra -Werror -c $(location %s) -o $$objs/harness_%s.o" % (
+                _CXXFLAGS,
+                src,
+                src.rpartition("/")[2].rpartition(".")[0],
+            )
+            for src in harness_srcs
+            if src.endswith(".cc")
+        ] + [
+            "for src in $(SRCS); do case $$src in *.cc) case \" %s \" in *\" $$src \"*) ;; *) " % " ".join(
+                ["$(location %s)" % src for src in [harness] + harness_srcs if src.endswith(".cc")],
+            ) +
+            "clang++ %s -c $$src -o $$objs/$$(basename $$src .cc).o || exit 1;; esac;; esac; done" % _CXXFLAGS,
             "clang++ %s -pthread $$objs/*.o %s -o $@" % (_SANITIZE, " ".join(linkopts)),
             "rm -rf $$objs",
         ]),
