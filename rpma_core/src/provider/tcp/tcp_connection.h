@@ -383,7 +383,10 @@ class Connection final : public EventHandler,
     // The queue pair enters the error state and the connection breaks.
     void Fail(ibv_wc_status first_status, bool send_nothing);
     // Before the handshake completes, a violation means the peer does not
-    // speak rpma: NotAnRpmaPeer.
+    // speak rpma: NotAnRpmaPeer. After it, the oldest request fails with
+    // IBV_WC_BAD_RESP_ERR when the violation is an answer to our requests
+    // (as a verbs requester reports a responder's malformed or unexpected
+    // response), IBV_WC_RETRY_EXC_ERR otherwise.
     void ProtocolError(const char *why);
     // Passive: closed with one INFO line. Active: REJECTED, as rdma_cm
     // reports a port nobody listens on, with an error that names the peer.

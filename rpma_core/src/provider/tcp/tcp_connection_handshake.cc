@@ -307,7 +307,9 @@ void Connection::ProtocolError(const char *why) {
         "protocol violation by %s (%s, last header %s, connection %s); breaking the "
         "connection",
         peer_.c_str(), why, wire::OpcodeName(in_.header.opcode), ConnectionStateName(state_));
-    Fail(IBV_WC_RETRY_EXC_ERR, /*send_nothing=*/true);
+    // in_.header_bytes holds the header being handled, parsed or not.
+    Fail(wire::IsAnswer(in_.header_bytes[0]) ? IBV_WC_BAD_RESP_ERR : IBV_WC_RETRY_EXC_ERR,
+         /*send_nothing=*/true);
 }
 
 void Connection::NotAnRpmaPeer(const char *why) {

@@ -171,6 +171,12 @@ bool IsSend(Opcode opcode) {
     return opcode == Opcode::kSend || opcode == Opcode::kSendWithImm;
 }
 
+bool IsAnswer(uint8_t opcode) {
+    return opcode == static_cast<uint8_t>(Opcode::kAck) ||
+           opcode == static_cast<uint8_t>(Opcode::kNak) ||
+           opcode == static_cast<uint8_t>(Opcode::kReadResponse);
+}
+
 const char *OpcodeName(Opcode opcode) {
     switch (opcode) {
         case Opcode::kConnectRequest:

@@ -134,6 +134,10 @@ uint32_t PayloadLength(const Header &header);
 
 bool IsRequest(Opcode opcode);
 bool IsSend(Opcode opcode);
+// ACK, NAK or READ_RESPONSE: what a target sends back for the initiator's
+// requests. Takes the raw byte so that a header that failed to parse can
+// still be told apart.
+bool IsAnswer(uint8_t opcode);
 const char *OpcodeName(Opcode opcode);
 
 struct HandshakePrefix {

@@ -3,8 +3,9 @@
 // covering a READ, or going backwards; READ_RESPONSEs for no READ, with the
 // wrong sequence or the wrong length; NAKs for nothing outstanding. An
 // answer that cannot be true breaks the connection: the outstanding work
-// requests complete in error (the oldest with IBV_WC_RETRY_EXC_ERR, as
-// when the peer stops answering, the others flushed), no byte of a broken
+// requests complete in error (the oldest with IBV_WC_BAD_RESP_ERR, as a
+// verbs requester reports a responder's malformed answer, the others
+// flushed), no byte of a broken
 // answer reaches a READ's destination, and the application is told
 // CONNECT_ERROR. A stale ACK is harmless and ignored.
 #include <cstdint>
@@ -120,13 +121,13 @@ TEST_F(TcpHostileAnswers, AckOfARequestNeverSentOrOfAReadBreaksTheConnection) {
          [&](RawPeer &raw) {
              PostWrite(raw, 1, 1);
              EXPECT_TRUE(Answer(raw, wire::Opcode::kAck, 2));
-             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_RETRY_EXC_ERR}};
+             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_BAD_RESP_ERR}};
          }},
         {"2^64 - 1",
          [&](RawPeer &raw) {
              PostWrite(raw, 1, 1);
              EXPECT_TRUE(Answer(raw, wire::Opcode::kAck, UINT64_MAX));
-             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_RETRY_EXC_ERR}};
+             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_BAD_RESP_ERR}};
          }},
         {"covering a READ, whose data never came",
          [&](RawPeer &raw) {
@@ -135,7 +136,7 @@ TEST_F(TcpHostileAnswers, AckOfARequestNeverSentOrOfAReadBreaksTheConnection) {
              EXPECT_TRUE(Answer(raw, wire::Opcode::kAck, 2));
              // The WRITE before the READ was acknowledged for good.
              return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_SUCCESS},
-                                                                    {2, IBV_WC_RETRY_EXC_ERR}};
+                                                                    {2, IBV_WC_BAD_RESP_ERR}};
          }},
     });
 }
@@ -195,7 +196,7 @@ TEST_F(TcpHostileAnswers, ReadResponseForNoOutstandingReadBreaksTheConnection) {
          [&](RawPeer &raw) {
              PostWrite(raw, 1, 1);
              EXPECT_TRUE(Answer(raw, wire::Opcode::kReadResponse, 1, 64));
-             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_RETRY_EXC_ERR}};
+             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_BAD_RESP_ERR}};
          }},
         {"answering a READ already answered",
          [&](RawPeer &raw) {
@@ -214,7 +215,7 @@ TEST_F(TcpHostileAnswers, ReadResponseOfTheWrongSequenceOrLengthBreaksTheConnect
         return [&, sequence, length](RawPeer &raw) {
             PostRead(raw, 1, 1, 0);
             EXPECT_TRUE(Answer(raw, wire::Opcode::kReadResponse, sequence, length));
-            return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_RETRY_EXC_ERR}};
+            return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_BAD_RESP_ERR}};
         };
     };
     RunBrokenCases({
@@ -228,7 +229,7 @@ TEST_F(TcpHostileAnswers, ReadResponseOfTheWrongSequenceOrLengthBreaksTheConnect
              PostRead(raw, 1, 1, 0);
              PostRead(raw, 2, 2, 1);
              EXPECT_TRUE(Answer(raw, wire::Opcode::kReadResponse, 2, kReadLength));
-             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_RETRY_EXC_ERR},
+             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_BAD_RESP_ERR},
                                                                     {2, IBV_WC_WR_FLUSH_ERR}};
          }},
         {"4 GiB declared",
@@ -239,7 +240,7 @@ TEST_F(TcpHostileAnswers, ReadResponseOfTheWrongSequenceOrLengthBreaksTheConnect
              answer.sequence = 1;
              answer.length = UINT32_MAX;
              EXPECT_TRUE(raw.SendHeader(answer));
-             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_RETRY_EXC_ERR}};
+             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_BAD_RESP_ERR}};
          }},
     });
 }
@@ -319,13 +320,13 @@ TEST_F(TcpHostileAnswers, NakForNothingOutstandingBreaksTheConnection) {
          [&](RawPeer &raw) {
              PostWrite(raw, 1, 1);
              EXPECT_TRUE(Answer(raw, wire::Opcode::kNak, 0, 0, IBV_WC_REM_ACCESS_ERR));
-             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_RETRY_EXC_ERR}};
+             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_BAD_RESP_ERR}};
          }},
         {"beyond the last request",
          [&](RawPeer &raw) {
              PostWrite(raw, 1, 1);
              EXPECT_TRUE(Answer(raw, wire::Opcode::kNak, 2, 0, IBV_WC_REM_ACCESS_ERR));
-             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_RETRY_EXC_ERR}};
+             return std::vector<std::pair<uint64_t, ibv_wc_status>>{{1, IBV_WC_BAD_RESP_ERR}};
          }},
         // An honest NAK fails the request it names with its status, and
         // one that is no NAK status with IBV_WC_REM_OP_ERR.
