@@ -8,7 +8,10 @@ RPMA_E_* codes its Errors: list names must equal the set returned_errors.py
 finds in its implementation: a code the code can return but the header does
 not list is a manual page that lies by omission; a listed code the code
 cannot return is one that lies outright. Fix the header's comment (or the
-code), not this test, unless the difference is explained below.
+code), not this test, unless the difference is explained below. The reading
+must also see everything: every value the function returns is 0, a code or
+what a function of rpma_core/src returns, and no code sits where it cannot
+be attributed to a function (returned_errors.py says why).
 """
 
 import sys
@@ -45,6 +48,13 @@ def main():
         failures += 1
 
     analysis = returned_errors.Analysis(core)
+    # What the reading cannot attribute to a function would make its answer
+    # wrong without a word: refuse it.
+    for path, line, code in analysis.stray_codes():
+        print("FAIL: %s:%d: %s outside every function body the reading found (a macro, a "
+              "constant, a method defined in its class?); return it from a function" %
+              (path, line, code))
+        failures += 1
     functions = []
     for path, name in ((librpma_h, "librpma.h"), (ext_h, "rpma_ext.h")):
         with open(path) as f:
@@ -60,6 +70,9 @@ def main():
             print("FAIL: %s" % e)
             failures += 1
             continue
+        for where, problem in analysis.unattributed_returns(fn.name):
+            print("FAIL: %s: %s %s; map it to an RPMA_E_* code" % (fn.name, where, problem))
+            failures += 1
         explained = EXPLAINED.get(fn.name, {})
         unlisted = returned - fn.error_codes - explained.get("unlisted", set())
         unreturned = fn.error_codes - returned - explained.get("unreturned", set())
