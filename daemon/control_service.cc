@@ -200,8 +200,10 @@ class SessionService final : public v1::SessionService::Service {
 
 class DaemonService final : public v1::DaemonService::Service {
   public:
-    DaemonService(Daemon &daemon, std::string config_origin)
-        : daemon_(daemon), config_origin_(std::move(config_origin)) {}
+    DaemonService(Daemon &daemon, Config effective, std::string config_origin)
+        : daemon_(daemon),
+          effective_(std::move(effective)),
+          config_origin_(std::move(config_origin)) {}
 
     grpc::Status GetStats(grpc::ServerContext *, const v1::GetStatsRequest *,
                           v1::Stats *response) override {
@@ -228,13 +230,14 @@ class DaemonService final : public v1::DaemonService::Service {
 
     grpc::Status GetConfig(grpc::ServerContext *, const v1::GetConfigRequest *,
                            v1::EffectiveConfig *response) override {
-        response->set_yaml(RedactedYaml(daemon_.config()));
+        response->set_yaml(RedactedYaml(effective_));
         response->set_origin(config_origin_);
         return grpc::Status::OK;
     }
 
   private:
     Daemon &daemon_;
+    const Config effective_;
     const std::string config_origin_;
 };
 
@@ -280,18 +283,20 @@ grpc::Status ToGrpc(const Status &status) {
 }
 
 StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(Daemon &daemon,
-                                                              const std::string &config_origin) {
+                                                              const Config &effective,
+                                                              const std::string &config_origin,
+                                                              const std::string &listen) {
     std::unique_ptr<ControlServer> server(new ControlServer());
     server->services_.push_back(std::make_unique<RegionService>(daemon));
     server->services_.push_back(std::make_unique<SessionService>(daemon));
-    server->services_.push_back(std::make_unique<DaemonService>(daemon, config_origin));
+    server->services_.push_back(std::make_unique<DaemonService>(daemon, effective, config_origin));
 
     grpc::EnableDefaultHealthCheckService(true);
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
     grpc::ServerBuilder builder;
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 1);
     int port = 0;
-    const std::string &listen = daemon.config().control_listen;
-    builder.AddListeningPort(listen, Credentials(daemon.config().tls), &port);
+    builder.AddListeningPort(listen, Credentials(effective.tls), &port);
     for (auto &service : server->services_)
         builder.RegisterService(service.get());
     server->server_ = builder.BuildAndStart();

@@ -17,10 +17,15 @@ namespace rpmad {
 
 class ControlServer {
   public:
-    // Listens on config.control_listen (TLS when configured) and serves
-    // `daemon`, which must outlive the server.
-    static StatusOr<std::unique_ptr<ControlServer>> Start(Daemon &daemon,
-                                                          const std::string &config_origin);
+    // Listens on `listen` with effective.tls (plaintext when it names no
+    // certificate) and serves `daemon`, which must outlive the server;
+    // GetConfig reports `effective`. The listening socket has SO_REUSEPORT,
+    // so that a reload can start a server with new TLS material on the
+    // address of the running one before that one stops: no client is
+    // refused in between.
+    static StatusOr<std::unique_ptr<ControlServer>> Start(Daemon &daemon, const Config &effective,
+                                                          const std::string &config_origin,
+                                                          const std::string &listen);
     ~ControlServer();
 
     // The address it listens on, with the port the kernel picked for ":0".

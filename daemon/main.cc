@@ -1,6 +1,6 @@
 // rpmad: config -> logging -> region store and data plane (Daemon) ->
 // control plane -> ready; then it waits for signals: SIGTERM/SIGINT stop it
-// gracefully, SIGHUP re-reads the configuration's log level.
+// gracefully, SIGHUP re-reads the configuration's log level and TLS material.
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -32,19 +32,50 @@ int BlockSignals() {
     return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
-void Reload(int argc, const char *const *argv) {
+// The first line of a ParseInvocation error, without its "rpmad: " prefix.
+std::string FirstLine(const std::string &text) {
+    std::string line = text.substr(0, text.find('\n'));
+    constexpr std::string_view kPrefix = "rpmad: ";
+    return line.starts_with(kPrefix) ? line.substr(kPrefix.size()) : line;
+}
+
+// SIGHUP: the command line and the configuration file again. Their log
+// level, and their TLS material served by a new control server that listens
+// beside the running one before that one stops, so clients see no gap. All
+// or nothing: a file that is not valid, or a server that does not start,
+// changes nothing. Other settings take a restart.
+void Reload(int argc, const char *const *argv, Daemon &daemon,
+            std::unique_ptr<ControlServer> &control, Config &effective,
+            const std::string &config_origin) {
     sd_notify(0, "RELOADING=1\nSTATUS=Reloading the configuration");
+    auto failed = [](const std::string &why) {
+        Log().error("reload: {}; nothing changed", why);
+        // Scripts and tests wait for this line, as for the ready line.
+        std::cout << "rpmad: reload failed: " << why << std::endl;
+        sd_notify(0, "READY=1\nSTATUS=Serving (the last reload failed; see the log)");
+    };
     std::ostringstream out, err;
     Invocation again = ParseInvocation(argc, argv, out, err);
-    if (again.action != Action::kRun) {
-        Log().error("reload: the configuration is not valid, nothing changed: {}", err.str());
-    } else if (Status set = SetLogLevel(again.config.log_level); !set.ok()) {
-        Log().error("reload: {}", set.message());
-    } else {
-        Log().info("reload: log level {}", again.config.log_level);
-        // Scripts and tests wait for this line, as for the ready line.
-        std::cout << "rpmad: reloaded: log level " << again.config.log_level << std::endl;
+    if (again.action != Action::kRun)
+        return failed("the configuration is not valid: " + FirstLine(err.str()));
+    Config next = effective;
+    next.log_level = again.config.log_level;
+    next.tls = again.config.tls;
+    if (next.tls.enabled() || effective.tls.enabled()) {
+        auto started = ControlServer::Start(daemon, next, config_origin, control->address());
+        if (!started.ok())
+            return failed(started.status().message());
+        control->Shutdown();
+        control = std::move(*started);
     }
+    if (Status set = SetLogLevel(next.log_level); !set.ok())
+        return failed(set.message());
+    effective = std::move(next);
+    std::string what = "log level " + effective.log_level;
+    if (effective.tls.enabled())
+        what += ", TLS from " + effective.tls.cert_file;
+    Log().info("reload: {}", what);
+    std::cout << "rpmad: reloaded: " << what << std::endl;
     sd_notify(0, "READY=1\nSTATUS=Serving");
 }
 
@@ -73,19 +104,22 @@ int Serve(int argc, const char *const *argv) {
         Log().critical("cannot start: {}", daemon.status().message());
         return EXIT_FAILURE;
     }
-    auto control = ControlServer::Start(**daemon, invocation.config_origin);
-    if (!control.ok()) {
-        Log().critical("cannot start: {}", control.status().message());
+    Config effective = config;
+    auto started =
+        ControlServer::Start(**daemon, effective, invocation.config_origin, config.control_listen);
+    if (!started.ok()) {
+        Log().critical("cannot start: {}", started.status().message());
         return EXIT_FAILURE;
     }
+    std::unique_ptr<ControlServer> control = std::move(*started);
     const DataPlane &plane = (*daemon)->data_plane();
     const size_t regions = (*daemon)->ListRegions().size();
     Log().info("serving: control plane on {}, data plane on {}:{} ({} provider), {} region(s)",
-               (*control)->address(), plane.address(), plane.port(), plane.provider(), regions);
-    std::cout << "rpmad: ready: control " << (*control)->address() << " data " << plane.address()
+               control->address(), plane.address(), plane.port(), plane.provider(), regions);
+    std::cout << "rpmad: ready: control " << control->address() << " data " << plane.address()
               << ":" << plane.port() << " provider " << plane.provider() << std::endl;
     sd_notifyf(0, "READY=1\nSTATUS=Serving %zu region(s): control %s, data %s:%s (%s)", regions,
-               (*control)->address().c_str(), plane.address().c_str(), plane.port().c_str(),
+               control->address().c_str(), plane.address().c_str(), plane.port().c_str(),
                plane.provider().c_str());
 
     uint64_t watchdog_usec = 0;
@@ -113,7 +147,7 @@ int Serve(int argc, const char *const *argv) {
         if (read(signal_fd, &info, sizeof(info)) != sizeof(info))
             continue;
         if (info.ssi_signo == SIGHUP) {
-            Reload(argc, argv);
+            Reload(argc, argv, **daemon, control, effective, invocation.config_origin);
             continue;
         }
         Log().info("stopping on {}: no new sessions; disconnecting clients",
@@ -123,7 +157,7 @@ int Serve(int argc, const char *const *argv) {
     sd_notify(0, "STOPPING=1\nSTATUS=Stopping: disconnecting clients");
     (*daemon)->Drain();
     Log().info("clients disconnected; stopping the control plane");
-    (*control)->Shutdown();
+    control->Shutdown();
     daemon->reset();
     Log().info("stopped");
     close(signal_fd);

@@ -297,6 +297,64 @@ TEST_F(RpmadTlsTest, ARenewedServerCertificateTakesEffectWithoutARestart) {
               grpc::StatusCode::UNAVAILABLE);
 }
 
+// SIGHUP re-reads control.tls from the configuration file and serves it at
+// once: here the file names a certificate at other paths, which no watch of
+// the old files could find. A channel made before the reload that trusts
+// both CAs carries on over the new server.
+TEST_F(RpmadTlsTest, SighupServesTheTlsMaterialTheConfigurationNamesNow) {
+    auto rpmad = StartWithTls();
+    ASSERT_NE(rpmad, nullptr);
+    const std::string both_cas = TempPath("both-cas.pem");
+    std::ofstream(both_cas) << ReadFile(pki_->ca) << ReadFile(pki_->other_ca);
+    const auto before = rpmad->ChannelWith(Tls(both_cas));
+    ASSERT_TRUE(ListRegions(before).ok());
+
+    const std::string dir = TempPath("reloaded");
+    std::filesystem::create_directories(dir);
+    ASSERT_EQ(
+        MakeCertificate(dir, "server", "/CN=localhost", pki_->other_ca, pki_->dir + "/other-ca.key",
+                        "subjectAltName=IP:127.0.0.1,DNS:localhost\n"
+                        "extendedKeyUsage=serverAuth"),
+        "");
+    std::ofstream(rpmad->config_path())
+        << "control:\n  tls:\n    cert_file: \"" << dir << "/server.pem\"\n    key_file: \"" << dir
+        << "/server.key\"\n";
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGHUP), 0);
+    ASSERT_TRUE(rpmad->process().WaitForLine(
+        "rpmad: reloaded: log level info, TLS from " + dir + "/server.pem",
+        std::chrono::seconds(10)))
+        << rpmad->process().Describe();
+
+    grpc::Status status = ListRegions(rpmad->ChannelWith(Tls(pki_->other_ca)));
+    EXPECT_TRUE(status.ok()) << "the new certificate is not served: " << status.error_message();
+    status = ListRegions(rpmad->ChannelWith(Tls(pki_->ca)));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    status = ListRegions(before);
+    EXPECT_TRUE(status.ok()) << "a channel of before the reload: " << status.error_message();
+    v1::EffectiveConfig config;
+    ASSERT_TRUE(
+        v1::DaemonService::NewStub(before)->GetConfig(Rpmad::Context().get(), {}, &config).ok());
+    EXPECT_NE(config.yaml().find(dir + "/server.pem"), std::string::npos) << config.yaml();
+
+    // Files that cannot be read change nothing: the daemon keeps serving
+    // what it served.
+    std::ofstream(rpmad->config_path())
+        << "control:\n  tls:\n    cert_file: \"" << dir << "/missing.pem\"\n    key_file: \"" << dir
+        << "/server.key\"\n";
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGHUP), 0);
+    std::string line;
+    while (line.rfind("rpmad: reload failed: ", 0) != 0)
+        ASSERT_TRUE(rpmad->process().ReadLine(&line, std::chrono::seconds(10)))
+            << rpmad->process().Describe();
+    EXPECT_NE(line.find(dir + "/missing.pem"), std::string::npos) << line;
+    EXPECT_TRUE(ListRegions(rpmad->ChannelWith(Tls(pki_->other_ca))).ok());
+
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
+    const auto stopped = rpmad->process().Wait(std::chrono::seconds(10));
+    ASSERT_TRUE(stopped.has_value());
+    EXPECT_TRUE(stopped->Success()) << rpmad->process().Describe();
+}
+
 TEST_F(RpmadTlsTest, RequiredClientCertificatesMustBeSignedByTheClientCa) {
     auto rpmad =
         StartWithTls("    client_ca_file: \"" + pki_->ca + "\"\n    require_client_cert: true\n");
