@@ -1,5 +1,11 @@
 #include "daemon/control_service.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/tls_certificate_provider.h>
@@ -280,6 +286,43 @@ grpc::Status ToGrpc(const Status &status) {
         grpc::StatusCode::INTERNAL,
     };
     return grpc::Status(kCodes[static_cast<int>(status.code())], status.message());
+}
+
+Status CheckNobodyListensOn(const std::string &listen) {
+    auto host_port = SplitHostPort(listen, "control.listen");
+    if (!host_port.ok())
+        return host_port.status();
+    if (host_port->port == "0")
+        return Status();
+    addrinfo hints{};
+    hints.ai_flags = AI_PASSIVE;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo *addresses = nullptr;
+    const char *host = host_port->host.empty() ? nullptr : host_port->host.c_str();
+    // A name that does not resolve is gRPC's to report, as it binds.
+    if (getaddrinfo(host, host_port->port.c_str(), &hints, &addresses) != 0)
+        return Status();
+    bool taken = false;
+    for (addrinfo *a = addresses; a != nullptr && !taken; a = a->ai_next) {
+        const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0)
+            continue;
+        // SO_REUSEADDR, as gRPC: a connection of a previous rpmad still in
+        // TIME_WAIT is no listener. Without SO_REUSEPORT any listener,
+        // gRPC's included, makes the bind fail.
+        const int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        taken = bind(fd, a->ai_addr, a->ai_addrlen) != 0 && errno == EADDRINUSE;
+        close(fd);
+    }
+    freeaddrinfo(addresses);
+    if (taken)
+        return Status(StatusCode::kUnavailable,
+                      "cannot serve the control plane on " + listen +
+                          ": another process listens there (another rpmad?): stop it, or set "
+                          "control.listen or --listen to a free port");
+    return Status();
 }
 
 StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(Daemon &daemon,

@@ -42,6 +42,12 @@ class ControlServer {
     std::unique_ptr<grpc::Server> server_;
 };
 
+// UNAVAILABLE when something listens on `listen` already. gRPC's own bind
+// does not find out: it sets SO_REUSEPORT, which lets a second process of
+// the same user listen on the port too and take part of its connections.
+// Port 0 always passes.
+Status CheckNobodyListensOn(const std::string &listen);
+
 grpc::Status ToGrpc(const Status &status);
 
 }  // namespace rpmad

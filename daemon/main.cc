@@ -97,6 +97,11 @@ int Serve(int argc, const char *const *argv) {
     setenv("RPMA_PROVIDER", config.provider.c_str(), 1);
     Log().info("starting with the configuration from {}; pool directory {}",
                invocation.config_origin, config.pool_dir);
+    // Before the pool is touched: a port in use is the commonest mistake.
+    if (Status free = CheckNobodyListensOn(config.control_listen); !free.ok()) {
+        Log().critical("cannot start: {}", free.message());
+        return EXIT_FAILURE;
+    }
     sd_notify(0, "STATUS=Opening the region store");
 
     auto daemon = Daemon::Start(config);

@@ -309,6 +309,30 @@ TEST_F(RpmadRecoveryTest, ASecondRpmadOnTheSamePoolRefusesAndTheFirstKeepsServin
     ASSERT_EQ(List(*first).size(), 1u);
 }
 
+// gRPC listens with SO_REUSEPORT: without a check of its own, a second
+// rpmad (another pool, another data port) would listen on the first one's
+// control port too and take half of its clients.
+TEST_F(RpmadRecoveryTest, ASecondRpmadOnTheSameControlPortRefusesAndTheFirstKeepsServing) {
+    auto first = Start();
+    ASSERT_NE(first, nullptr);
+    ASSERT_TRUE(first->CreateRegion("mine", kRegionSize).ok());
+    RpmadOptions options;
+    options.pool_dir = TempPath("other-pool");
+    options.control_port = first->control_port();
+    std::string error;
+    auto second = Rpmad::Start(options, &error);
+    EXPECT_EQ(second, nullptr) << "a second rpmad serves " << first->control();
+    EXPECT_TRUE(Contains(error, "cannot serve the control plane on " + first->control())) << error;
+    EXPECT_TRUE(Contains(error, "exit code 1")) << error;
+    EXPECT_FALSE(std::filesystem::exists(options.pool_dir)) << "refused, yet it made its pool";
+    // Every call reaches the first daemon: each sees its region.
+    for (int call = 0; call < 8; ++call) {
+        const auto regions = List(*first);
+        ASSERT_EQ(regions.size(), 1u) << "call " << call;
+        EXPECT_EQ(regions[0].name(), "mine");
+    }
+}
+
 }  // namespace
 }  // namespace rpma::testing
 
