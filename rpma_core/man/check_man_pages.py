@@ -1,6 +1,6 @@
 """The generated manual pages, checked as a reader sees them.
 
-    check_man_pages.py PAGES_DIR LIBRPMA_H RPMA_EXT_H LIBRPMA_SO
+    check_man_pages.py PAGES_DIR LIBRPMA_H RPMA_EXT_H LIBRPMA_SO SOURCE...
 
 - every function the built librpma.so.0 exports (its dynamic symbol table,
   both version nodes) has a page in man3, and there is no page for anything
@@ -14,7 +14,9 @@
   a regular expression of its own rather than the generator's parser;
 - every page's ERRORS lists exactly the RPMA_E_* entries of the header's
   Errors: list for that function;
-- librpma(7) renders as cleanly and covers what it must.
+- librpma(7) renders as cleanly and covers what it must, ENVIRONMENT naming
+  every variable rpma_core's sources read (any "RPMA_*" string literal, and
+  any literal getenv() argument), so that a new knob cannot go undocumented.
 """
 
 import os
@@ -108,7 +110,18 @@ def check_page(path, name, headers, documented):
         fail("%s: ERRORS lists %s, the header's Errors: list %s" % (path, listed, expected))
 
 
-def check_overview(path, documented, codes):
+def environment_variables(sources):
+    """{name: path} of the environment variables rpma_core's sources read."""
+    found = {}
+    for path, text in sources.items():
+        for name in re.findall(r'"(RPMA_[A-Z0-9_]+)"', text):
+            found.setdefault(name, path)
+        for name in re.findall(r'\b(?:secure_)?getenv\(\s*"([^"]+)"', text):
+            found.setdefault(name, path)
+    return found
+
+
+def check_overview(path, documented, codes, variables):
     text, warnings = render(path)
     if warnings.strip():
         fail("%s: man --warnings:\n%s" % (path, warnings))
@@ -116,11 +129,23 @@ def check_overview(path, documented, codes):
         if len(line) > 80:
             fail("%s: rendered line %d is %d columns wide: %s" % (path, n, len(line), line))
     flat = " ".join(text.split())
-    for topic in ["RPMA_PROVIDER", "RPMA_TCP_INLINE_LINGER_US", "RPMA_TCP_TIMEOUT_MS",
-                  "RPMA_TCP_MAX_PENDING", "RPMA_TCP_MAX_HANDSHAKING", "APM", "GPSPM",
-                  "Native flush", "THREAD SAFETY", "LOGGING", "OBJECTS AND THEIR LIFETIMES", "EXAMPLE"]:
-        if topic not in flat:
-            fail("%s: says nothing about %s" % (path, topic))
+    for title, topics in [("OBJECTS AND THEIR LIFETIMES", ["struct rpma_peer", "struct rpma_conn"]),
+                          ("PROVIDERS", ["verbs", "tcp"]),
+                          ("PERSISTENCE", ["APM", "GPSPM", "Native flush"]),
+                          ("THREAD SAFETY", []), ("LOGGING", ["rpma_log_set_function"]),
+                          ("EXAMPLE", ["#include <librpma.h>"])]:
+        body = section(text, title)
+        if body is None:
+            fail("%s: has no %s section" % (path, title))
+            continue
+        for topic in topics:
+            if topic not in " ".join(body.split()):
+                fail("%s: %s says nothing about %s" % (path, title, topic))
+    # Each variable is a tag of its own in ENVIRONMENT (".B NAME").
+    tags = set(re.findall(r"^ {7}(\S+)\s*$", section(text, "ENVIRONMENT") or "", re.M))
+    for name, source in sorted(variables.items()):
+        if name not in tags:
+            fail("%s: ENVIRONMENT does not describe %s, which %s reads" % (path, name, source))
     for code, value, _ in codes:
         if "%s (%d)" % (code, value) not in flat:
             fail("%s: does not list the error code %s (%d)" % (path, code, value))
@@ -132,6 +157,10 @@ def check_overview(path, documented, codes):
 
 def main():
     pages_dir, librpma_h, ext_h, library = sys.argv[1:5]
+    sources = {}
+    for path in sys.argv[5:]:
+        with open(path) as f:
+            sources[path] = f.read()
     headers = {}
     for path, name in ((librpma_h, "librpma.h"), (ext_h, "rpma_ext.h")):
         with open(path) as f:
@@ -157,8 +186,13 @@ def main():
 
     for name in sorted(pages & exported):
         check_page(os.path.join(man3, name + ".3"), name, headers, documented)
+    variables = environment_variables(sources)
+    # Guards the reading of the sources: the variables the issue names.
+    for must in ("RPMA_PROVIDER", "RPMA_TCP_INLINE_LINGER_US"):
+        if must not in variables:
+            fail("no source reads %s: are rpma_core's sources among the arguments?" % must)
     check_overview(os.path.join(pages_dir, "share", "man", "man7", "librpma.7"), documented,
-                   header_doc.error_codes(headers["librpma.h"]))
+                   header_doc.error_codes(headers["librpma.h"]), variables)
 
     if failures:
         print("%d failures" % len(failures))
