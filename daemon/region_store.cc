@@ -505,8 +505,9 @@ StatusOr<std::shared_ptr<Region>> RegionStore::Create(const std::string &name, u
     if (size > options_.max_region_size) {
         return Status(StatusCode::kInvalidArgument,
                       "region \"" + name + "\" of " + std::to_string(size) +
-                          " bytes is larger than max_region_size (" +
-                          std::to_string(options_.max_region_size) + " bytes)");
+                          " bytes is larger than limits.max_region_size (" +
+                          std::to_string(options_.max_region_size) +
+                          " bytes): create a smaller one, or raise limits.max_region_size");
     }
     std::lock_guard<std::mutex> lock(mu_);
     if (slots_.count(name) != 0) {
@@ -514,9 +515,9 @@ StatusOr<std::shared_ptr<Region>> RegionStore::Create(const std::string &name, u
     }
     if (slots_.size() >= options_.max_regions) {
         return Status(StatusCode::kResourceExhausted,
-                      "the pool already holds max_regions (" +
+                      "the pool already holds limits.max_regions (" +
                           std::to_string(options_.max_regions) +
-                          ") regions; delete one or raise max_regions");
+                          ") regions: delete one, or raise limits.max_regions");
     }
     const uint64_t used = UsedBytesLocked();
     if (options_.capacity != 0 && (size > options_.capacity || used > options_.capacity - size)) {
@@ -524,7 +525,7 @@ StatusOr<std::shared_ptr<Region>> RegionStore::Create(const std::string &name, u
                       "region \"" + name + "\" of " + std::to_string(size) +
                           " bytes does not fit the pool's capacity: " + std::to_string(used) +
                           " of " + std::to_string(options_.capacity) +
-                          " bytes are used; delete regions or raise capacity");
+                          " bytes are used: delete regions, or raise storage.capacity");
     }
 
     CatalogEntry entry{name, size, UnusedIdLocked(), static_cast<int64_t>(std::time(nullptr)),

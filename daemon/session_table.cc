@@ -37,8 +37,8 @@ StatusOr<SessionGrant> SessionTable::Open(const std::string &region, uint64_t re
     if (sessions_.size() >= max_sessions_)
         return Status(StatusCode::kResourceExhausted,
                       "the daemon has " + std::to_string(max_sessions_) +
-                          " open sessions, its limit (limits.max_sessions): close sessions "
-                          "that are no longer used, or raise the limit");
+                          " open sessions, its limit: close sessions that are no longer "
+                          "used, or raise limits.max_sessions");
     do {
         random_ok = random_ok && FillRandom(&entry.token.session_id, sizeof(uint64_t));
     } while (random_ok && (entry.token.session_id == 0 || sessions_.count(entry.token.session_id)));

@@ -339,6 +339,68 @@ TEST_F(RpmadTest, BadControlRequestsGetCanonicalCodesAndChangeNothing) {
     EXPECT_TRUE(rpmad->CreateRegion("after", 4096).ok());
 }
 
+// Every other kind of bad request: a name that cannot be a region's where
+// one is looked up, and each limit of the configuration, which the message
+// names by its key so that the operator knows what to raise.
+TEST_F(RpmadTest, BadLookupsAndLimitsGetCanonicalCodesNamingTheKey) {
+    auto rpmad =
+        StartRpmad(WithConfig("storage:\n  capacity: 3MiB\n"
+                              "limits:\n  max_regions: 2\n  max_sessions: 2\n"));
+    ASSERT_NE(rpmad, nullptr);
+    v1::Region region;
+    v1::GetRegionRequest get;
+    get.set_name("../catalog");
+    EXPECT_EQ(rpmad->Regions()->GetRegion(Rpmad::Context().get(), get, &region).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+    v1::DeleteRegionRequest del;
+    v1::DeleteRegionResponse deleted;
+    del.set_name("../catalog");
+    EXPECT_EQ(rpmad->Regions()->DeleteRegion(Rpmad::Context().get(), del, &deleted).error_code(),
+              grpc::StatusCode::INVALID_ARGUMENT);
+    del.set_name("missing");
+    EXPECT_EQ(rpmad->Regions()->DeleteRegion(Rpmad::Context().get(), del, &deleted).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+    v1::ListSessionsRequest sessions;
+    sessions.set_region("a/b");
+    v1::ListSessionsResponse listed;
+    EXPECT_EQ(
+        rpmad->Sessions()->ListSessions(Rpmad::Context().get(), sessions, &listed).error_code(),
+        grpc::StatusCode::INVALID_ARGUMENT);
+
+    auto expect_exhausted = [](const grpc::Status &status, const std::string &key) {
+        EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+            << status.error_message();
+        EXPECT_NE(status.error_message().find("raise " + key), std::string::npos)
+            << status.error_message();
+    };
+    ASSERT_TRUE(rpmad->CreateRegion("one", kRegionSize).ok());
+    expect_exhausted(rpmad->CreateRegion("too-much", 3 * kRegionSize), "storage.capacity");
+    ASSERT_TRUE(rpmad->CreateRegion("two", kRegionSize).ok());
+    expect_exhausted(rpmad->CreateRegion("three", 4096), "limits.max_regions");
+    const grpc::Status big = rpmad->CreateRegion("big", 128ull << 30);
+    EXPECT_EQ(big.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << big.error_message();
+    EXPECT_NE(big.error_message().find("limits.max_region_size"), std::string::npos)
+        << big.error_message();
+    v1::OpenSessionResponse session;
+    ASSERT_TRUE(rpmad->OpenSession("one", &session).ok());
+    ASSERT_TRUE(rpmad->OpenSession("two", &session).ok());
+    expect_exhausted(rpmad->OpenSession("one", &session), "limits.max_sessions");
+
+    // Nothing of it changed anything.
+    v1::ListRegionsResponse list;
+    ASSERT_TRUE(rpmad->Regions()->ListRegions(Rpmad::Context().get(), {}, &list).ok());
+    ASSERT_EQ(list.regions_size(), 2);
+    EXPECT_EQ(list.regions(0).name(), "one");
+    EXPECT_EQ(list.regions(1).name(), "two");
+    ASSERT_TRUE(rpmad->Sessions()->ListSessions(Rpmad::Context().get(), {}, &listed).ok());
+    EXPECT_EQ(listed.sessions_size(), 2);
+    std::vector<std::string> files;
+    for (const auto &entry : std::filesystem::directory_iterator(pool_dir_ + "/regions"))
+        files.push_back(entry.path().filename().string());
+    std::sort(files.begin(), files.end());
+    EXPECT_EQ(files, (std::vector<std::string>{"one.pmem", "two.pmem"}));
+}
+
 TEST_F(RpmadTest, AdminCallsNeedTheAdminToken) {
     auto rpmad = StartRpmad(WithConfig("control:\n  admin_token: s3cret-admin\n"));
     ASSERT_NE(rpmad, nullptr);
