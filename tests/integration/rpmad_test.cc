@@ -226,6 +226,82 @@ TEST_F(RpmadTest, ConnectionsWithoutAValidTokenAreRejected) {
     EXPECT_NE(log.find("was already used"), std::string::npos) << log;
     EXPECT_NE(log.find("expired"), std::string::npos) << log;
     EXPECT_NE(log.find("wrong magic"), std::string::npos) << log;
+    // Each rejection names the peer it refused.
+    EXPECT_NE(log.find("rejected a connection from 127.0.0.1:"), std::string::npos) << log;
+}
+
+// A token is bound to its region's incarnation: once the region is deleted
+// (its sessions closed with it), the token admits nothing, also not to a
+// region created again under the same name.
+TEST_F(RpmadTest, ATokenOfADeletedRegionAdmitsNothingToItsSuccessor) {
+    auto rpmad = StartRpmad();
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("reused", kRegionSize).ok());
+    const auto old_session = Open(*rpmad, "reused");
+    v1::DeleteRegionRequest del;
+    v1::DeleteRegionResponse deleted;
+    del.set_name("reused");
+    del.set_force(true);
+    ASSERT_TRUE(rpmad->Regions()->DeleteRegion(Rpmad::Context().get(), del, &deleted).ok());
+    EXPECT_EQ(deleted.closed_sessions(), 1u);
+    ASSERT_TRUE(rpmad->CreateRegion("reused", kRegionSize).ok());
+    rpma_conn_event event;
+    EXPECT_EQ(SessionClient::Connect(old_session, &event), nullptr);
+    EXPECT_EQ(event, RPMA_CONN_REJECTED);
+    // The successor's own session works.
+    auto client = Connect(Open(*rpmad, "reused"));
+    ASSERT_NE(client, nullptr);
+    EXPECT_EQ(client->Write(0, Pattern(4096, 1)), IBV_WC_SUCCESS);
+}
+
+// Secrets stay out of the log even at its most verbose level, rpma_core's
+// own lines included: neither the session token's secret (raw or in hex)
+// nor the admin token.
+TEST_F(RpmadTest, NoSecretReachesTheLogEvenAtTrace) {
+    RpmadOptions options = WithConfig("control:\n  admin_token: adm1n-s3cret-t0ken\n");
+    options.args = {"--log-level", "trace"};
+    auto rpmad = StartRpmad(options);
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("r", kRegionSize, nullptr, "adm1n-s3cret-t0ken").ok());
+    ASSERT_EQ(rpmad->CreateRegion("s", kRegionSize, nullptr, "wrong").error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+    const auto session = Open(*rpmad, "r");
+    const auto token = *rpmad::wire::DecodeToken(
+        std::as_bytes(std::span(session.token().data(), session.token().size())));
+    rpma_conn_event event;
+    auto wrong = token;
+    wrong.secret[15] ^= 1;
+    auto encoded = rpmad::wire::EncodeConnectRequest(wrong);
+    EXPECT_EQ(
+        SessionClient::Connect(
+            session, &event,
+            std::vector<std::byte>(reinterpret_cast<std::byte *>(encoded.data()),
+                                   reinterpret_cast<std::byte *>(encoded.data()) + encoded.size())),
+        nullptr);
+    auto client = Connect(session);
+    ASSERT_NE(client, nullptr);
+    ASSERT_EQ(client->Write(0, Pattern(4096, 2)), IBV_WC_SUCCESS);
+    ASSERT_EQ(client->Flush(0, 4096), IBV_WC_SUCCESS);
+    EXPECT_TRUE(client->Disconnect());
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
+    ASSERT_TRUE(rpmad->process().Wait(std::chrono::seconds(10)).has_value());
+
+    const std::string log = rpmad->process().Stdout() + rpmad->process().Stderr();
+    ASSERT_NE(log.find("OpenSession(r)"), std::string::npos) << "not at trace level: " << log;
+    // Eight bytes of either secret are enough to tell.
+    std::string lower_hex, upper_hex;
+    for (size_t i = 0; i < 8; ++i) {
+        char byte[3];
+        snprintf(byte, sizeof(byte), "%02x", token.secret[i]);
+        lower_hex += byte;
+        snprintf(byte, sizeof(byte), "%02X", token.secret[i]);
+        upper_hex += byte;
+    }
+    const std::string raw(reinterpret_cast<const char *>(token.secret.data()), 8);
+    EXPECT_EQ(log.find(lower_hex), std::string::npos) << log;
+    EXPECT_EQ(log.find(upper_hex), std::string::npos) << log;
+    EXPECT_EQ(log.find(raw), std::string::npos) << log;
+    EXPECT_EQ(log.find("adm1n-s3cret"), std::string::npos) << log;
 }
 
 TEST_F(RpmadTest, ASessionCannotReachAnotherRegionEvenWithItsDescriptor) {
@@ -252,10 +328,20 @@ TEST_F(RpmadTest, ASessionCannotReachAnotherRegionEvenWithItsDescriptor) {
         },
         [&](SessionClient &c) { return c.Flush(0, 4096, RPMA_FLUSH_TYPE_PERSISTENT, &*b_memory); },
     };
-    for (auto &attack : attacks) {
+    // And a's own descriptor at ranges past a's end, where memory of b
+    // could lie: just past it, straddling it, far beyond.
+    for (const uint64_t offset : {kRegionSize, kRegionSize - 2048, uint64_t{1} << 40}) {
+        attacks.push_back(
+            [offset](SessionClient &c) { return c.Write(offset, Pattern(4096, 0xee)); });
+        attacks.push_back([offset](SessionClient &c) {
+            std::vector<std::byte> out;
+            return c.Read(offset, 4096, &out);
+        });
+    }
+    for (size_t i = 0; i < attacks.size(); ++i) {
         auto a = Connect(Open(*rpmad, "a"));
         ASSERT_NE(a, nullptr);
-        EXPECT_NE(attack(*a), IBV_WC_SUCCESS);
+        EXPECT_NE(attacks[i](*a), IBV_WC_SUCCESS) << "attack " << i;
     }
     // b is untouched.
     auto b = Connect(Open(*rpmad, "b"));
