@@ -380,6 +380,21 @@ TEST_F(RpmadTlsTest, RequiredClientCertificatesMustBeSignedByTheClientCa) {
     EXPECT_TRUE(status.ok()) << status.error_message();
 }
 
+// Optional client certificates: a client may come without one, but one it
+// sends must be signed by the client CA.
+TEST_F(RpmadTlsTest, OptionalClientCertificatesAreCheckedWhenSent) {
+    auto rpmad = StartWithTls("    client_ca_file: \"" + pki_->ca + "\"\n");
+    ASSERT_NE(rpmad, nullptr);
+    grpc::Status status = ListRegions(rpmad->ChannelWith(Tls(pki_->ca)));
+    EXPECT_TRUE(status.ok()) << "a client without a certificate: " << status.error_message();
+    status = ListRegions(rpmad->ChannelWith(Tls(pki_->ca, pki_->client_cert, pki_->client_key)));
+    EXPECT_TRUE(status.ok()) << "a client certificate of the CA: " << status.error_message();
+    status =
+        ListRegions(rpmad->ChannelWith(Tls(pki_->ca, pki_->stranger_cert, pki_->stranger_key)));
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE)
+        << "a client certificate of another CA: " << status.error_message();
+}
+
 TEST_F(RpmadTlsTest, HealthAndReflectionServicesAnswer) {
     auto rpmad = StartWithTls();
     ASSERT_NE(rpmad, nullptr);
@@ -393,9 +408,35 @@ TEST_F(RpmadTlsTest, HealthAndReflectionServicesAnswer) {
 
     grpc::Status status;
     EXPECT_EQ(HealthStatus(channel, &status), 1) << status.error_message();
-    // A graceful stop turns the health to NOT_SERVING before the port closes;
-    // here it is enough that a stopped daemon no longer answers SERVING.
+
+    // A graceful stop disconnects the clients first; by the time a client
+    // sees that, the daemon refuses new sessions and its health says
+    // NOT_SERVING until the port closes (which is no SERVING either).
+    v1::Region region;
+    v1::CreateRegionRequest create;
+    create.set_name("r");
+    create.set_size(4096);
+    ASSERT_TRUE(v1::RegionService::NewStub(channel)
+                    ->CreateRegion(Rpmad::Context().get(), create, &region)
+                    .ok());
+    v1::OpenSessionRequest open;
+    open.set_region("r");
+    v1::OpenSessionResponse session;
+    ASSERT_TRUE(v1::SessionService::NewStub(channel)
+                    ->OpenSession(Rpmad::Context().get(), open, &session)
+                    .ok());
+    rpma_conn_event event;
+    auto client = SessionClient::Connect(session, &event);
+    ASSERT_NE(client, nullptr) << rpma_utils_conn_event_2str(event);
     ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
+    event = client->WaitEvent(10000);
+    EXPECT_TRUE(event == RPMA_CONN_CLOSED || event == RPMA_CONN_LOST) << event;
+    const int stopping = HealthStatus(channel, &status);
+    EXPECT_TRUE(stopping == 2 || stopping == -1) << "health while stopping: " << stopping;
+    status =
+        v1::SessionService::NewStub(channel)->OpenSession(Rpmad::Context().get(), open, &session);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    client.reset();
     const auto stopped = rpmad->process().Wait(std::chrono::seconds(10));
     ASSERT_TRUE(stopped.has_value());
     EXPECT_TRUE(stopped->Success()) << rpmad->process().Describe();
