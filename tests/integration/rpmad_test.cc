@@ -8,9 +8,11 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -538,6 +540,42 @@ TEST_F(RpmadTest, SighupReloadsTheLogLevelFromTheConfigFile) {
     EXPECT_NE(log.find("CreateRegion(traced)"), std::string::npos) << log;
     EXPECT_NE(log.find("reload: the configuration is not valid"), std::string::npos) << log;
     EXPECT_NE(log.find("CreateRegion(still)"), std::string::npos) << log;
+}
+
+// Started by systemd (JOURNAL_STREAM set, logging.target auto), rpmad's log
+// lines carry the journal's priority prefix and no timestamp of their own,
+// one line per event naming what it concerns.
+TEST_F(RpmadTest, UnderTheJournalLinesCarryAPriorityAndNoTimestamp) {
+    RpmadOptions options;
+    options.env = {"JOURNAL_STREAM=8:4242"};
+    auto rpmad = StartRpmad(options);
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("journaled", kRegionSize).ok());
+    const auto session = Open(*rpmad, "journaled");
+    {
+        auto client = Connect(session);
+        ASSERT_NE(client, nullptr);
+        EXPECT_TRUE(client->Disconnect());
+    }
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
+    ASSERT_TRUE(rpmad->process().Wait(std::chrono::seconds(10)).has_value());
+    const std::string &log = rpmad->process().Stderr();
+    std::istringstream lines(log);
+    int count = 0;
+    for (std::string line; std::getline(lines, line); ++count) {
+        EXPECT_TRUE(line.size() > 3 && line[0] == '<' && line[1] >= '0' && line[1] <= '7' &&
+                    line[2] == '>')
+            << "no priority prefix: " << line;
+        const bool stamped = line.size() > 13 && std::isdigit(line[3]) && line[7] == '-' &&
+                             line[10] == '-' && line[13] == 'T';
+        EXPECT_FALSE(stamped) << "a timestamp: " << line;
+    }
+    EXPECT_GT(count, 4) << log;
+    EXPECT_NE(log.find("<6>region 'journaled': created"), std::string::npos) << log;
+    EXPECT_NE(
+        log.find("<6>session " + session.session_id() + ": accepted a connection from 127.0.0.1:"),
+        std::string::npos)
+        << log;
 }
 
 // systemd's notify protocol, spoken to a socket of the test's own: READY
