@@ -399,11 +399,11 @@ void DataPlane::Accept(rpma::ConnReq request) {
             return fail(mr.error().message());
         link->messages_mr.emplace(std::move(*mr));
         for (uint32_t slot = 0; slot < wire::kMaxFlushesInFlight; ++slot) {
-            const int ret = rpma_conn_req_recv(
-                request.get(), link->messages_mr->get(), slot * wire::kFlushRequestSize,
-                wire::kFlushRequestSize, reinterpret_cast<const void *>(uintptr_t{slot}));
-            if (ret != 0)
-                return fail(std::string("posting a receive failed: ") + rpma_err_2str(ret));
+            auto posted = request.Recv(*link->messages_mr, slot * wire::kFlushRequestSize,
+                                       wire::kFlushRequestSize,
+                                       reinterpret_cast<const void *>(uintptr_t{slot}));
+            if (!posted.ok())
+                return fail("posting a receive failed: " + posted.error().message());
         }
     }
     wire::ConnectAccept accept{
