@@ -235,7 +235,13 @@ TEST_F(RpmadRecoveryTest, APoolThatFillsUpRefusesTheCreateAndChangesNothing) {
     ASSERT_NE(rpmad, nullptr);
     ASSERT_TRUE(rpmad->CreateRegion("fits", kRegionSize).ok());
     const std::string catalog = ReadFile(pool_dir_ + "/catalog");
+    const int fds = OpenFdCount(rpmad->process().pid());
 
+    // Refused creates hold nothing open afterwards.
+    for (int again = 0; again < 3; ++again)
+        EXPECT_EQ(rpmad->CreateRegion("too-big", 2 * kRegionSize).error_code(),
+                  grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_EQ(OpenFdCount(rpmad->process().pid()), fds);
     const grpc::Status full = rpmad->CreateRegion("too-big", 2 * kRegionSize);
     EXPECT_EQ(full.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << full.error_message();
     EXPECT_TRUE(Contains(full.error_message(), "no room for region \"too-big\""))
