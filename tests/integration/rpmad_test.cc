@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -583,7 +584,10 @@ TEST_F(RpmadTest, UnderTheJournalLinesCarryAPriorityAndNoTimestamp) {
 // SIGTERM.
 TEST_F(RpmadTest, TellsTheServiceManagerReadyWatchdogAndStopping) {
     // An abstract socket: the test's temporary path is longer than sun_path.
-    const std::string name = "rpmad-test-notify-" + std::to_string(getpid());
+    // Random too: sandboxes have pid namespaces of their own but share the
+    // abstract socket namespace, so two runs of this test may have one pid.
+    const std::string name = "rpmad-test-notify-" + std::to_string(getpid()) + "-" +
+                             std::to_string(std::random_device()());
     const int sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     ASSERT_GE(sock, 0);
     sockaddr_un address{};
