@@ -356,10 +356,15 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(Daemon &daemon,
     return server;
 }
 
+void ControlServer::StopServing() {
+    if (server_ != nullptr)
+        server_->GetHealthCheckService()->SetServingStatus(false);
+}
+
 void ControlServer::Shutdown() {
     if (server_ == nullptr)
         return;
-    server_->GetHealthCheckService()->SetServingStatus(false);
+    StopServing();
     // gRPC waits for every client channel to go away until the deadline, and
     // idle channels only go when it passes: keep it short. Calls in flight
     // are control calls of milliseconds.

@@ -30,6 +30,9 @@ class ControlServer {
 
     // The address it listens on, with the port the kernel picked for ":0".
     const std::string &address() const { return address_; }
+    // Health turns NOT_SERVING; calls are still served. A graceful stop
+    // says so first, before it disconnects the clients.
+    void StopServing();
     // Health turns NOT_SERVING, then in-flight calls finish (up to a
     // deadline) and the server stops.
     void Shutdown();

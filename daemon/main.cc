@@ -160,6 +160,8 @@ int Serve(int argc, const char *const *argv) {
         break;
     }
     sd_notify(0, "STOPPING=1\nSTATUS=Stopping: disconnecting clients");
+    // Health checkers learn it before the clients are cut off.
+    control->StopServing();
     (*daemon)->Drain();
     Log().info("clients disconnected; stopping the control plane");
     control->Shutdown();

@@ -409,9 +409,10 @@ TEST_F(RpmadTlsTest, HealthAndReflectionServicesAnswer) {
     grpc::Status status;
     EXPECT_EQ(HealthStatus(channel, &status), 1) << status.error_message();
 
-    // A graceful stop disconnects the clients first; by the time a client
-    // sees that, the daemon refuses new sessions and its health says
-    // NOT_SERVING until the port closes (which is no SERVING either).
+    // A graceful stop says NOT_SERVING before it disconnects the clients:
+    // by the time a client sees its disconnect, health checks get
+    // NOT_SERVING (or nothing, once the port is closed) and new sessions
+    // are refused.
     v1::Region region;
     v1::CreateRegionRequest create;
     create.set_name("r");
@@ -435,7 +436,7 @@ TEST_F(RpmadTlsTest, HealthAndReflectionServicesAnswer) {
     EXPECT_TRUE(stopping == 2 || stopping == -1) << "health while stopping: " << stopping;
     status =
         v1::SessionService::NewStub(channel)->OpenSession(Rpmad::Context().get(), open, &session);
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+    EXPECT_FALSE(status.ok()) << "a session opened while rpmad stops";
     client.reset();
     const auto stopped = rpmad->process().Wait(std::chrono::seconds(10));
     ASSERT_TRUE(stopped.has_value());
