@@ -10,6 +10,12 @@ header lists nothing beyond this set is checked too, so an over-approximation
 shows up as a failure to be explained rather than as a silently wrong manual
 page.
 
+For the other direction, "every documented code can be returned",
+returned_codes() follows the values instead: the codes in the function's
+return statements, in what its returned variables are set to, and in the
+same of the functions whose value it returns, so a helper's code that the
+function drops does not count.
+
 The reading is only sound for code it can see through, so it also reports
 what it cannot (stray_codes, unattributed_returns), and the check fails on it:
 - an RPMA_E_* code outside every function body it found (a macro, a constant,
@@ -212,17 +218,20 @@ class Analysis:
                 found.append((path, text.count("\n", 0, m.start()) + 1, m.group(0)))
         return found
 
-    def _value_problems(self, expr, body, chain, variables=()):
+    def _value_problems(self, expr, body, chain, codes, variables=()):
         """Why expr, returned from body, may be something other than 0 or an
-        RPMA_E_* code; functions of rpma_core/src it returns the value of are
-        added to chain."""
+        RPMA_E_* code; the codes it may be are added to codes, and the
+        functions of rpma_core/src whose value it may be to chain."""
         expr = _strip_parentheses(" ".join(expr.split()))
-        if expr == "0" or re.fullmatch(r"RPMA_E_\w+", expr):
+        if expr == "0":
+            return []
+        if re.fullmatch(r"RPMA_E_\w+", expr):
+            codes.add(expr)
             return []
         branches = _ternary(expr)
         if branches is not None:
-            return (self._value_problems(branches[0], body, chain, variables) +
-                    self._value_problems(branches[1], body, chain, variables))
+            return (self._value_problems(branches[0], body, chain, codes, variables) +
+                    self._value_problems(branches[1], body, chain, codes, variables))
         callee = _called(expr)
         if callee is not None:
             if callee in self.bodies:
@@ -231,11 +240,11 @@ class Analysis:
             return ["returns what %s() returns, which is not a function of rpma_core/src "
                     "(a provider's errno?)" % callee]
         if re.fullmatch(r"\w+", expr) and expr not in variables:
-            return self._variable_problems(expr, body, chain, variables + (expr,))
+            return self._variable_problems(expr, body, chain, codes, variables + (expr,))
         return ["returns %r, which is neither 0, an RPMA_E_* code nor what a function of "
                 "rpma_core/src returns" % expr]
 
-    def _variable_problems(self, name, body, chain, variables):
+    def _variable_problems(self, name, body, chain, codes, variables):
         if re.search(r"(?<![&\w])&\s*%s\b" % name, body):
             return ["returns %s, whose address is taken (set by a callee?)" % name]
         problems, assigned = [], False
@@ -245,25 +254,40 @@ class Analysis:
                 problems.append("returns %s, which is computed with %s=" % (name, m.group(1)))
                 continue
             value = body[m.end():_expression_end(body, m.end())]
-            problems += self._value_problems(value, body, chain, variables)
+            problems += self._value_problems(value, body, chain, codes, variables)
         if not assigned:
             return ["returns %s, which the function does not set (a parameter?)" % name]
         return problems
 
-    def unattributed_returns(self, name):
-        """Why some value name returns (directly or through the functions whose
-        value it returns) may not be 0 or an RPMA_E_* code: [(function,
-        problem)], empty when every returned value is accounted for."""
-        seen, chain, problems = set(), {name}, []
+    def _follow_returns(self, name):
+        """(codes, problems): the codes name's return statements and those of
+        the functions whose value it returns can yield, and why some returned
+        value may not be 0 or a code, as [(function, problem)]."""
+        seen, chain, codes, problems = set(), {name}, set(), []
         while chain - seen:
             current = sorted(chain - seen)[0]
             seen.add(current)
             for body in self.bodies.get(current, []):
                 for m in _RETURN.finditer(body):
                     expr = body[m.end():_expression_end(body, m.end())]
-                    for problem in self._value_problems(expr, body, chain):
+                    for problem in self._value_problems(expr, body, chain, codes):
                         problems.append((current, problem))
-        return problems
+        return codes, problems
+
+    def unattributed_returns(self, name):
+        """[(function, problem)], empty when every value name returns is
+        accounted for (see _follow_returns)."""
+        return self._follow_returns(name)[1]
+
+    def returned_codes(self, name):
+        """The codes that reach name's return statements: a subset of codes(),
+        without the codes of helpers whose result name drops or compares.
+        Exact as far as unattributed_returns() finds nothing, except that a
+        returned variable a callee sets through a reference is not followed,
+        which is why codes(), not this, decides what must be documented."""
+        if name not in self.bodies:
+            raise KeyError("no definition of %s in rpma_core/src" % name)
+        return self._follow_returns(name)[0]
 
 
 def check_sources(provider_sources):

@@ -58,6 +58,23 @@ def main():
            {"RPMA_E_INVAL", "RPMA_E_NOMEM", "RPMA_E_PROVIDER", "RPMA_E_AGAIN"})
     expect("plain reading: nothing unattributed", (problems, stray), ([], []))
 
+    # Only codes that reach a return statement are returned: not a dropped
+    # helper's, not one compared with, not one set in a variable that is not
+    # returned; codes() over-approximates and still has the helper's.
+    a = analysis(api(
+        "    (void)Helper(conn);\n"
+        "    int err = Probe(conn);\n"
+        "    if (err == RPMA_E_NO_EVENT)\n"
+        "        return RPMA_E_PROVIDER;\n"
+        "    int unused = RPMA_E_NOMEM;\n"
+        "    (void)unused;",
+        "int Helper(rpma_conn *c) {\n    return c ? 0 : RPMA_E_AGAIN;\n}\n\n"
+        "int Probe(rpma_conn *c) {\n    return c ? 0 : RPMA_E_NO_EVENT;\n}\n"))
+    expect("dropped helper: returned_codes", a.returned_codes("rpma_x"),
+           {"RPMA_E_INVAL", "RPMA_E_PROVIDER"})
+    expect("dropped helper: codes", a.codes("rpma_x"),
+           {"RPMA_E_INVAL", "RPMA_E_PROVIDER", "RPMA_E_AGAIN", "RPMA_E_NO_EVENT", "RPMA_E_NOMEM"})
+
     # Calls written ::F() and x.F() / x->F() reach the helper's codes.
     codes, problems, _ = codes_and_problems(api(
         "    if (int ret = ::Helper(conn))\n        return ret;",
