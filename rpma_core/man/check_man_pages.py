@@ -6,6 +6,9 @@
   both version nodes) has a page in man3, and there is no page for anything
   else: the linker script is not the truth, since GNU ld lets it name a
   function the library does not define;
+- every page has librpma's sections, in its order (NAME, SYNOPSIS,
+  DESCRIPTION, RETURN VALUE, ERRORS, SEE ALSO; NOTES before SEE ALSO on the
+  extensions' pages);
 - every page renders at 80 columns with `man --warnings` printing nothing,
   no line wider than 80, and a NAME line lexgrog (lintian's whatis check)
   reads;
@@ -67,10 +70,18 @@ def header_prototype(text, name):
     return header_doc.normalize(m.group(1)) if m else None
 
 
+SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "RETURN VALUE", "ERRORS", "SEE ALSO"]
+EXTENSION_SECTIONS = SECTIONS[:-1] + ["NOTES"] + SECTIONS[-1:]
+
+
 def check_page(path, name, headers, documented):
     text, warnings = render(path)
     if warnings.strip():
         fail("%s: man --warnings:\n%s" % (path, warnings))
+    headings = re.findall(r"^([A-Z][A-Z ]*[A-Z])$", text, re.M)
+    want = EXTENSION_SECTIONS if name.startswith("rpma_ext_") else SECTIONS
+    if headings != want:
+        fail("%s: sections are %s, librpma's layout is %s" % (path, headings, want))
     for n, line in enumerate(text.splitlines(), 1):
         if len(line) > 80:
             fail("%s: rendered line %d is %d columns wide: %s" % (path, n, len(line), line))
