@@ -5,7 +5,8 @@
 - every function the built librpma.so.0 exports (its dynamic symbol table,
   both version nodes) has a page in man3, and there is no page for anything
   else: the linker script is not the truth, since GNU ld lets it name a
-  function the library does not define;
+  function the library does not define; librpma.h's functions are in
+  LIBRPMA_1.0 and rpma_ext.h's in RPMA_CORE_EXT_1.0, as their pages say;
 - every page has librpma's sections, in its order (NAME, SYNOPSIS,
   DESCRIPTION, RETURN VALUE, ERRORS, SEE ALSO; NOTES before SEE ALSO on the
   extensions' pages);
@@ -70,6 +71,7 @@ def header_prototype(text, name):
     return header_doc.normalize(m.group(1)) if m else None
 
 
+NODES = {"librpma.h": "LIBRPMA_1.0", "rpma_ext.h": "RPMA_CORE_EXT_1.0"}
 SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "RETURN VALUE", "ERRORS", "SEE ALSO"]
 EXTENSION_SECTIONS = SECTIONS[:-1] + ["NOTES"] + SECTIONS[-1:]
 
@@ -195,6 +197,14 @@ def main():
         fail("%s has a page but %s does not export it (is it defined, and in "
              "librpma.map?)" % (name, library))
 
+    # librpma's functions keep Debian's version node; the extensions' pages
+    # promise theirs (NOTES), so that a program using one fails to load on
+    # another librpma.
+    for name in sorted(pages & exported):
+        header = documented[name].header  # every page comes from a header's comment
+        if versions[name] != NODES[header]:
+            fail("%s is exported in %s, but its page (from %s) says %s" %
+                 (name, versions[name], header, NODES[header]))
     for name in sorted(pages & exported):
         check_page(os.path.join(man3, name + ".3"), name, headers, documented)
     variables = environment_variables(sources)
