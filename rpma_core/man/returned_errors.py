@@ -5,10 +5,7 @@ RPMA_E_* code written in its body (other than in == / != comparisons), and
 every code a function it calls within rpma_core/src can return, transitively
 (free, qualified, ::-qualified and member calls alike). It over-approximates
 (a helper's code counts even where the caller drops it), which is the safe
-direction for "every code the function can return is documented"; that the
-header lists nothing beyond this set is checked too, so an over-approximation
-shows up as a failure to be explained rather than as a silently wrong manual
-page.
+direction for "every code the function can return is documented".
 
 For the other direction, "every documented code can be returned",
 returned_codes() follows the values instead: the codes in the function's
@@ -23,8 +20,9 @@ what it cannot (stray_codes, unattributed_returns), and the check fails on it:
   the reading cannot attribute;
 - a value an API function returns must be 0, a code, a choice between those
   (c ? a : b), what a function of rpma_core/src returns (itself read the same
-  way), or a variable assigned only such values; anything else (a provider's
-  errno, -1, a parameter) is an error code no page can list.
+  way), or a variable assigned only such values and handed to no call (which
+  could set it through a reference); anything else (a provider's errno, -1,
+  a parameter) is an error code no page can list.
 
 The providers (src/provider/) report errno values and never RPMA_E_* codes;
 the caller maps them (err == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER), and
@@ -247,6 +245,9 @@ class Analysis:
     def _variable_problems(self, name, body, chain, codes, variables):
         if re.search(r"(?<![&\w])&\s*%s\b" % name, body):
             return ["returns %s, whose address is taken (set by a callee?)" % name]
+        if re.search(r"[(,]\s*%s\s*[,)]" % name, body):
+            return ["returns %s, which it passes to a call (that may set it through a "
+                    "reference)" % name]
         problems, assigned = [], False
         for m in re.finditer(r"(?<![\w.>])%s\s*((?:[-+*/%%&|^]|<<|>>)?)=(?!=)" % name, body):
             assigned = True

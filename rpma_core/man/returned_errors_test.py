@@ -113,6 +113,8 @@ def main():
             ("a variable it never sets", "    int flags;\n    return flags;"),
             ("a variable set through its address", "    int ret = 0;\n    Fill(&ret);\n"
              "    return ret;"),
+            ("a variable a call may set through a reference",
+             "    int ret = 0;\n    conn->id->Fill(ret);\n    return ret;"),
             ("a compound assignment", "    int ret = 0;\n    ret |= RPMA_E_AGAIN;\n"
              "    return ret;"),
             ("a method defined in its class", "    return Checker().Check();"),
