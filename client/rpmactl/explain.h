@@ -20,6 +20,12 @@ namespace rpmactl {
 //   not found     how to list what exists
 rpma::client::Status Explain(const grpc::Status &status, const rpma::client::ControlPlane &control);
 
+// The same hints for an error of the client library (a replica that could
+// not be opened or that failed, put/get/verify/bench), which made the calls
+// with `options`; its code and replica stay.
+rpma::client::Status Advise(const rpma::client::Status &status,
+                            const rpma::client::ConnectOptions &options);
+
 }  // namespace rpmactl
 
 #endif  // CLIENT_RPMACTL_EXPLAIN_H

@@ -1,11 +1,30 @@
 #include "client/rpmactl/region_access.h"
 
+#include <atomic>
 #include <cstdio>
 
 #include "client/rpmactl/daemons.h"
 #include "client/rpmactl/exit_code.h"
 
 namespace rpmactl {
+namespace {
+
+using rpma::client::Status;
+
+// The replicas that fail while the region opens, kept to be reported once
+// Open has returned (the library also folds them into Open's own error);
+// after that, failures are reported as they happen.
+struct OpenReport {
+    std::atomic<bool> opened{false};
+    std::vector<Status> failures;
+};
+
+void PrintReplicaFailure(const Status &status, const rpma::client::ConnectOptions &options,
+                         const char *what) {
+    fprintf(stderr, "rpmactl: %s%s\n", what, Advise(status, options).ToString().c_str());
+}
+
+}  // namespace
 
 rpma::client::Result<std::unique_ptr<rpma::client::Region>> OpenRegion(
     const Settings &settings, const std::string &name, rpma::client::OpenOptions options,
@@ -13,10 +32,26 @@ rpma::client::Result<std::unique_ptr<rpma::client::Region>> OpenRegion(
     rpma::client::ReplicaSet set;
     set.addresses = servers.empty() ? settings.servers : std::move(servers);
     set.options = settings.connect;
-    options.on_failure = [](const rpma::client::Status &status) {
-        fprintf(stderr, "rpmactl: replica failed: %s\n", status.ToString().c_str());
+    auto report = std::make_shared<OpenReport>();
+    options.on_failure = [report, connect = settings.connect](const Status &status) {
+        if (report->opened)
+            PrintReplicaFailure(status, connect, "replica failed: ");
+        else
+            report->failures.push_back(status);
     };
-    return rpma::client::Region::Open(set, name, options);
+    const size_t quorum = options.quorum == 0 ? set.addresses.size() : options.quorum;
+    auto region = rpma::client::Region::Open(set, name, options);
+    // Each server's error once, with what to do about it.
+    for (const Status &failure : report->failures)
+        PrintReplicaFailure(failure, settings.connect, region.ok() ? "replica failed: " : "");
+    report->opened = true;
+    if (region.ok() || report->failures.empty())
+        return region.ok() ? std::move(region) : Advise(region.status(), settings.connect);
+    const size_t opened = set.addresses.size() - report->failures.size();
+    return Status(region.status().code(),
+                  "could open region " + name + " on only " + std::to_string(opened) + " of " +
+                      std::to_string(set.addresses.size()) + " servers, " + std::to_string(quorum) +
+                      " needed (each server's error is above)");
 }
 
 Json ReplicasJson(const rpma::client::Region &region) {

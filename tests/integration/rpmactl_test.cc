@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -416,6 +417,60 @@ TEST_F(RpmactlTest, TlsWorksWithTheRightCaAndEachMismatchSaysTls) {
     Outcome no_file = Run(Concat(server, {"--ca", home_ + "/none.pem", "region", "list"}));
     EXPECT_EQ(no_file.code(), 2) << no_file.described;
     EXPECT_NE(no_file.err.find("none.pem"), std::string::npos) << no_file.err;
+}
+
+// The lines of `text` that contain `word`.
+size_t LinesWith(const std::string &text, const std::string &word) {
+    size_t count = 0;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        count += line.find(word) != std::string::npos;
+    return count;
+}
+
+// put, get and verify open the region through the client library; a
+// daemon's refusal reaches the user with the same advice as an admin
+// command's (TLS, the admin token, an unreachable address), once per server.
+TEST_F(RpmactlTest, DataCommandsSayWhatToDoOncePerServer) {
+    const std::string cert = home_ + "/server.pem", key = home_ + "/server.key";
+    ASSERT_EQ(SelfSignedCertificate(cert, key), "");
+    RpmadOptions options;
+    options.pool_dir = TempPath("pool-" + name_);
+    options.config_yaml = std::string("control:\n  admin_token: \"") + kToken +
+                          "\"\n  tls:\n    cert_file: \"" + cert + "\"\n    key_file: \"" + key +
+                          "\"\n";
+    std::string error;
+    auto secure = Rpmad::Start(options, &error);
+    ASSERT_NE(secure, nullptr) << error;
+    auto plain = Start();
+    ASSERT_NE(plain, nullptr);
+    const std::string file = home_ + "/input";
+    std::ofstream(file) << std::string(10000, 'x');
+
+    // Plaintext against the TLS port: TLS named, and the flag that fixes it.
+    Outcome plaintext =
+        Run(Concat(Servers({secure.get()}), {"--timeout", "5", "put", file, "r", "--create"}));
+    EXPECT_EQ(plaintext.code(), 3) << plaintext.described;
+    EXPECT_NE(plaintext.err.find("--tls"), std::string::npos) << plaintext.err;
+    EXPECT_EQ(LinesWith(plaintext.err, secure->control()), 1u) << plaintext.err;
+    // TLS with a CA that did not sign the daemon's certificate.
+    Outcome untrusted = Run(Concat(Servers({secure.get()}), {"--tls", "--timeout", "5", "verify",
+                                                             "r", "--server", plain->control()}));
+    EXPECT_EQ(untrusted.code(), 3) << untrusted.described;
+    EXPECT_NE(untrusted.err.find("--ca"), std::string::npos) << untrusted.err;
+    // --create without the admin token: how to give it.
+    Outcome no_token = Run(Concat(Servers({plain.get()}), {"put", file, "r", "--create"}));
+    EXPECT_EQ(no_token.code(), 1) << no_token.described;
+    EXPECT_NE(no_token.err.find("--admin-token-file"), std::string::npos) << no_token.err;
+    EXPECT_EQ(LinesWith(no_token.err, plain->control()), 1u) << no_token.err;
+    // One server down among two: its address and what to check, once.
+    const std::string nowhere = "127.0.0.1:" + std::to_string(FreePort());
+    Outcome down = Run(Concat(Servers({plain.get()}), {"--server", nowhere, "--admin-token-file",
+                                                       token_file_, "put", file, "r", "--create"}));
+    EXPECT_EQ(down.code(), 3) << down.described;
+    EXPECT_NE(down.err.find("check that rpmad runs"), std::string::npos) << down.err;
+    EXPECT_EQ(LinesWith(down.err, nowhere), 1u) << down.err;
+    EXPECT_EQ(LinesWith(down.err, plain->control()), 0u) << down.err;
 }
 
 // --- the data plane: put, get, verify on three replicas ----------------------
