@@ -1,6 +1,8 @@
 // rpmactl: the admin CLI of rpmad. Parses the command line (CLI11), resolves
 // the global settings (flags, RPMACTL_SERVER, config.yaml, defaults), runs
 // the chosen subcommand and exits with its code (exit_code.h).
+#include <grpc/support/log.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -19,7 +21,15 @@ constexpr char kFooter[] =
     "Exit status: 0 ok, 1 a daemon refused or an operation failed, 2 bad usage\n"
     "or configuration, 3 a daemon could not be reached. See rpmactl(1).";
 
+// gRPC logs a failed TLS handshake (and the like) on stderr itself; rpmactl
+// reports every failed call in its own words, with what to do, so gRPC's
+// lines are only said again in terms a user cannot act on. GRPC_VERBOSITY
+// brings them back for debugging.
+void QuietGrpcLog(gpr_log_func_args *) {}
+
 int Main(int argc, char **argv) {
+    if (getenv("GRPC_VERBOSITY") == nullptr)
+        gpr_set_log_function(QuietGrpcLog);
     CLI::App app("rpmactl: manage rpmad daemons and replicate data into their regions", "rpmactl");
     app.footer(kFooter);
     app.set_version_flag("--version", "rpmactl 0.1.0");
