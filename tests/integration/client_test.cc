@@ -1,8 +1,8 @@
 // The client library against three real rpmad processes on loopback:
 // replication, mixed persistence methods, a replica killed mid-stream (with
 // quorum 2 and with quorum 3), Readd after a restart on the same and on new
-// ports, a replica's network cut by a proxy that stops forwarding, async and
-// registered buffers.
+// ports (rpmactl verify agrees afterwards), a replica's network cut by a proxy that stops
+// forwarding, async and registered buffers.
 #include "rpma/client/region.h"
 
 #include <gtest/gtest.h>
@@ -184,6 +184,24 @@ class ClientTest : public ::testing::Test {
         EXPECT_TRUE(region.ok()) << region.status().ToString();
         return region.ok() ? std::move(*region) : nullptr;
     }
+    // `rpmactl verify` of the region on every daemon of the set: its exit
+    // code and stdout (the JSON report), or -1 when it did not finish.
+    std::pair<int, std::string> Verify(const std::string &region) const {
+        std::vector<std::string> argv = {Runfile("client/rpmactl/rpmactl"), "--json", "verify",
+                                         region};
+        for (const auto &d : daemons_)
+            argv.insert(argv.end(), {"--server", d->control()});
+        std::string error;
+        // No configuration file or RPMACTL_SERVER of the machine's.
+        auto rpmactl = Process::Start(
+            argv, {"HOME=" + TempPath("home"), "XDG_CONFIG_HOME=", "RPMACTL_SERVER="}, &error);
+        EXPECT_NE(rpmactl, nullptr) << error;
+        if (rpmactl == nullptr)
+            return {-1, ""};
+        const auto status = rpmactl->Wait(std::chrono::seconds(60));
+        EXPECT_TRUE(status.has_value()) << rpmactl->Describe();
+        return {status && status->exited ? status->code : -1, rpmactl->Stdout()};
+    }
     static std::vector<std::byte> ReadAll(Region &region, size_t replica, uint64_t offset,
                                           size_t length) {
         std::vector<std::byte> out(length);
@@ -312,6 +330,10 @@ TEST_F(ClientTest, KilledReplicaWithQuorumTwoIsReportedWritesGoOnAndReaddResyncs
                                reference.begin() + (i + 1) * kRecord, record(i).begin()));
     EXPECT_EQ(ReadAll(*region, 1, 0, kRegionSize), reference);
     EXPECT_EQ(ReadAll(*region, 2, 0, kRegionSize), reference);
+    // And rpmactl, reading each daemon on its own, finds no difference.
+    const auto [code, report] = Verify("replicated");
+    EXPECT_EQ(code, 0) << report;
+    EXPECT_NE(report.find("\"identical\": true"), std::string::npos) << report;
 }
 
 TEST_F(ClientTest, KilledReplicaWithQuorumThreeFailsTheOperationCleanly) {
