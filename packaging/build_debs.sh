@@ -196,7 +196,7 @@ Section: libs
 Priority: optional
 Description: remote persistent memory access library (rpma_core)
  librpma.so.0 with librpma's soname and symbol versions (LIBRPMA_1.0; the
- extensions in RPMA_CORE_EXT_1.0): a drop-in for Debian's librpma0 that
+ extensions in RPMA_CORE_EXT_1.0 and 1.1): a drop-in for Debian's librpma0 that
  programs built against librpma run on unchanged. It carries RDMA writes,
  reads, flushes and messages over rdma-core (verbs, for RNICs and
  Soft-RoCE) or over TCP, which needs no RNIC (RPMA_PROVIDER=auto|verbs|tcp)."

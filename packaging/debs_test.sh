@@ -148,7 +148,7 @@ soname=$(objdump -p "$so" | awk '$1 == "SONAME" { print $2 }')
 # Read whole before grepping: with pipefail, `objdump | grep -q` fails when
 # grep quits early and objdump dies of SIGPIPE.
 dynamic_symbols=$(objdump -T "$so")
-for node in LIBRPMA_1.0 RPMA_CORE_EXT_1.0; do
+for node in LIBRPMA_1.0 RPMA_CORE_EXT_1.0 RPMA_CORE_EXT_1.1; do
     grep -q " $node " <<<"$dynamic_symbols" || fail "librpma.so.0 exports nothing in $node"
     grep -q "@$node " "$lctl/symbols" || fail "symbols file lacks $node"
 done

@@ -1,13 +1,15 @@
 /*
  * rpma_ext.h -- rpma_core extensions beyond the librpma 1.2/1.3 API.
  *
- * Exported from librpma.so.0 in the version node RPMA_CORE_EXT_1.0, apart
- * from librpma's own LIBRPMA_1.0, so that a program using them fails to load
- * on Debian's librpma instead of misbehaving.
+ * Exported from librpma.so.0 in the version nodes RPMA_CORE_EXT_1.0 and
+ * (rpma_ext_mr_get_remote_stats) RPMA_CORE_EXT_1.1, apart from librpma's own
+ * LIBRPMA_1.0, so that a program using them fails to load on Debian's
+ * librpma, or on an rpma_core that lacks them, instead of misbehaving.
  */
 #ifndef RPMA_CORE_RPMA_EXT_H
 #define RPMA_CORE_RPMA_EXT_H 1
 
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "librpma.h"
@@ -109,6 +111,45 @@ int rpma_ext_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sock
  *                           corruption)
  */
 int rpma_ext_cq_wait_timeout(struct rpma_cq *cq, int timeout_ms);
+
+/* What peers did to a registered region, see rpma_ext_mr_get_remote_stats. */
+struct rpma_ext_mr_remote_stats {
+    uint64_t bytes_written;   /* WRITE, WRITE_WITH_IMM payloads, ATOMIC_WRITE */
+    uint64_t bytes_read;      /* READ */
+    uint64_t flushes;         /* persistent flushes carried out */
+    uint64_t bytes_persisted; /* the ranges those flushes made durable */
+};
+
+/*
+ * rpma_ext_mr_get_remote_stats -- what peers did to a local memory region
+ * through one-sided operations since it was registered.
+ *
+ * A server that hands its memory to clients reports how much they wrote,
+ * read and persisted there, without asking the clients. In *stats,
+ * bytes_written is what peers wrote into the region (WRITE, the payload of
+ * WRITE_WITH_IMM, ATOMIC_WRITE), bytes_read what they read from it, flushes
+ * the persistent flushes (RPMA_FLUSH_TYPE_PERSISTENT) the region carried
+ * out and bytes_persisted the bytes those made durable. Operations that
+ * were refused (outside the region, without the access they need) and
+ * flushes whose persist failed count nothing; visibility flushes and the
+ * region's own local reads and writes are not counted either. Every counter
+ * only grows, from 0 at rpma_mr_reg(), and several connections may count
+ * into one region at once: a counter read while operations run includes an
+ * operation or not, and the four are not read as one snapshot.
+ *
+ * The tcp provider counts each operation where it applies it, in the
+ * process that registered the region. With verbs the NIC applies them
+ * without the CPU and nothing sees them, so the call fails with
+ * RPMA_E_NOSUPP and the caller reports the counters as unknown, not 0.
+ *
+ * Returns: 0 on success, a negative error code otherwise; *stats is
+ * untouched on failure.
+ * Errors:
+ *   RPMA_E_INVAL  - mr or stats is NULL
+ *   RPMA_E_NOSUPP - the provider cannot see the peers' operations (verbs)
+ */
+int rpma_ext_mr_get_remote_stats(const struct rpma_mr_local *mr,
+                                 struct rpma_ext_mr_remote_stats *stats);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,8 @@
   both version nodes) has a page in man3, and there is no page for anything
   else: the linker script is not the truth, since GNU ld lets it name a
   function the library does not define; librpma.h's functions are in
-  LIBRPMA_1.0 and rpma_ext.h's in RPMA_CORE_EXT_1.0, as their pages say;
+  LIBRPMA_1.0 and rpma_ext.h's in an RPMA_CORE_EXT_1.x node, the one their
+  page's NOTES names (a node is never reused for a later function);
 - every page has librpma's sections, in its order (NAME, SYNOPSIS,
   DESCRIPTION, RETURN VALUE, ERRORS, SEE ALSO; NOTES before SEE ALSO on the
   extensions' pages);
@@ -71,7 +72,8 @@ def header_prototype(text, name):
     return header_doc.normalize(m.group(1)) if m else None
 
 
-NODES = {"librpma.h": "LIBRPMA_1.0", "rpma_ext.h": "RPMA_CORE_EXT_1.0"}
+LIBRPMA_NODE = "LIBRPMA_1.0"
+EXTENSION_NODE = re.compile(r"^RPMA_CORE_EXT_1\.\d+$")
 SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "RETURN VALUE", "ERRORS", "SEE ALSO"]
 EXTENSION_SECTIONS = SECTIONS[:-1] + ["NOTES"] + SECTIONS[-1:]
 
@@ -202,9 +204,20 @@ def main():
     # another librpma.
     for name in sorted(pages & exported):
         header = documented[name].header  # every page comes from a header's comment
-        if versions[name] != NODES[header]:
-            fail("%s is exported in %s, but its page (from %s) says %s" %
-                 (name, versions[name], header, NODES[header]))
+        if header == "librpma.h":
+            if versions[name] != LIBRPMA_NODE:
+                fail("%s is exported in %s, but librpma's functions are in %s" %
+                     (name, versions[name], LIBRPMA_NODE))
+            continue
+        if not EXTENSION_NODE.match(versions[name]):
+            fail("%s is exported in %s, but rpma_ext.h's functions are in an "
+                 "RPMA_CORE_EXT_1.x node" % (name, versions[name]))
+        notes, _ = render(os.path.join(man3, name + ".3"))
+        promised = re.search(r"version node (\S+?),", " ".join(
+            (section(notes, "NOTES") or "").split()))
+        if promised is None or promised.group(1) != versions[name]:
+            fail("%s is exported in %s, but its page's NOTES say %s" %
+                 (name, versions[name], promised.group(1) if promised else "nothing"))
     for name in sorted(pages & exported):
         check_page(os.path.join(man3, name + ".3"), name, headers, documented)
     variables = environment_variables(sources)

@@ -1,7 +1,7 @@
 """Generates librpma's manual pages from the headers' documentation comments.
 
-    gen_man_pages.py --librpma-h H --ext-h H --overview librpma.7.in \
-        --example example.c --out DIR
+    gen_man_pages.py --librpma-h H --ext-h H --version-script librpma.map \
+        --overview librpma.7.in --example example.c --out DIR
 
 writes DIR/share/man/man3/<function>.3 for every documented function of
 librpma.h and rpma_ext.h, and DIR/share/man/man7/librpma.7 from the overview
@@ -115,7 +115,16 @@ def see_also(fn, pages):
             for i, (n, s) in enumerate(ordered)]
 
 
-def function_page(fn, typedefs, pages):
+def version_nodes(script):
+    """{function: version node} of a GNU ld version script."""
+    nodes = {}
+    for node, body in re.findall(r"^([\w.]+) \{(.*?)\}", script, re.M | re.S):
+        for name in re.findall(r"^\s*(\w+);", body, re.M):
+            nodes[name] = node
+    return nodes
+
+
+def function_page(fn, typedefs, pages, node):
     params = {p.name for p in fn.params if p.name}
     extension = fn.header == EXTENSION_HEADER
     title = "%s extensions" % SOURCE if extension else MANUAL
@@ -169,8 +178,8 @@ def function_page(fn, typedefs, pages):
         out.append(
             line("\\fB%s\\fP() is an extension of rpma_core, declared in \\fI<%s>\\fP; it is "
                  "not part of librpma. It is exported in the version node "
-                 "\\fBRPMA_CORE_EXT_1.0\\fP, so a program that uses it fails to load "
-                 "on another librpma instead of misbehaving." % (fn.name, EXTENSION_HEADER)))
+                 "\\fB%s\\fP, so a program that uses it fails to load "
+                 "on another librpma instead of misbehaving." % (fn.name, EXTENSION_HEADER, node)))
 
     out.append(".SH SEE ALSO")
     out.extend(see_also(fn, pages))
@@ -202,6 +211,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--librpma-h", required=True)
     parser.add_argument("--ext-h", required=True)
+    parser.add_argument("--version-script", required=True)
     parser.add_argument("--overview", required=True)
     parser.add_argument("--example", required=True)
     parser.add_argument("--out", required=True)
@@ -211,6 +221,8 @@ def main():
         librpma_h = f.read()
     with open(args.ext_h) as f:
         ext_h = f.read()
+    with open(args.version_script) as f:
+        nodes = version_nodes(f.read())
     with open(args.overview) as f:
         template = f.read()
     with open(args.example) as f:
@@ -229,8 +241,11 @@ def main():
     os.makedirs(man3, exist_ok=True)
     os.makedirs(man7, exist_ok=True)
     for fn in functions:
+        if fn.name not in nodes:
+            sys.exit("gen_man_pages: %s is not in %s: export it in a version node" %
+                     (fn.name, args.version_script))
         with open(os.path.join(man3, fn.name + ".3"), "w") as f:
-            f.write(function_page(fn, typedefs, pages))
+            f.write(function_page(fn, typedefs, pages, nodes[fn.name]))
     with open(os.path.join(man7, "librpma.7"), "w") as f:
         f.write(overview_page(template, header_doc.error_codes(librpma_h), functions,
                                 example))

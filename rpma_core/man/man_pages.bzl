@@ -12,16 +12,18 @@ another package's attributes otherwise.
 def _man_pages_impl(ctx):
     out = ctx.actions.declare_directory(ctx.label.name)
     ctx.actions.run_shell(
-        inputs = [ctx.file.librpma_h, ctx.file.ext_h, ctx.file.overview, ctx.file.example] +
+        inputs = [ctx.file.librpma_h, ctx.file.ext_h, ctx.file.version_script, ctx.file.overview,
+                  ctx.file.example] +
                  ctx.files.generator + ctx.files.libs,
         outputs = [out],
         # python3 comes from the host (tools/install-deps.sh); PATH finds it.
-        command = 'python3 "$1" --librpma-h "$2" --ext-h "$3" --overview "$4" ' +
-                  '--example "$5" --out "$6"',
+        command = 'python3 "$1" --librpma-h "$2" --ext-h "$3" --version-script "$4" ' +
+                  '--overview "$5" --example "$6" --out "$7"',
         arguments = [
             ctx.file.generator.path,
             ctx.file.librpma_h.path,
             ctx.file.ext_h.path,
+            ctx.file.version_script.path,
             ctx.file.overview.path,
             ctx.file.example.path,
             out.path,
@@ -39,6 +41,9 @@ man_pages = rule(
         "libs": attr.label_list(allow_files = [".py"]),
         "librpma_h": attr.label(allow_single_file = [".h"], mandatory = True),
         "ext_h": attr.label(allow_single_file = [".h"], mandatory = True),
+        # Which version node each function is exported in, for the
+        # extensions' NOTES.
+        "version_script": attr.label(allow_single_file = [".map"], mandatory = True),
         "overview": attr.label(allow_single_file = True, mandatory = True),
         "example": attr.label(allow_single_file = [".c"], mandatory = True),
     },

@@ -7,6 +7,7 @@
 #include "rpma_core/src/conn_req.h"
 #include "rpma_core/src/cq.h"
 #include "rpma_core/src/log.h"
+#include "rpma_core/src/mr.h"
 #include "rpma_core/src/peer.h"
 
 int rpma_ext_conn_req_move_to_peer(struct rpma_conn_req *req, struct rpma_peer *peer) {
@@ -67,4 +68,22 @@ int rpma_ext_cq_wait_timeout(struct rpma_cq *cq, int timeout_ms) {
     if (cq == nullptr)
         return RPMA_E_INVAL;
     return rpma::WaitForOwnCqEvent(*cq, timeout_ms < 0 ? -1 : timeout_ms);
+}
+
+int rpma_ext_mr_get_remote_stats(const struct rpma_mr_local *mr,
+                                 struct rpma_ext_mr_remote_stats *stats) {
+    if (mr == nullptr || stats == nullptr)
+        return RPMA_E_INVAL;
+    rpma::provider::RemoteAccessCounts counts;
+    if (mr->region->RemoteCounts(&counts) != 0) {
+        RPMA_LOG_INFO(
+            "the provider cannot count the peers' operations on a memory region (its NIC "
+            "applies them without the CPU); report them as unknown");
+        return RPMA_E_NOSUPP;
+    }
+    stats->bytes_written = counts.bytes_written;
+    stats->bytes_read = counts.bytes_read;
+    stats->flushes = counts.persistent_flushes;
+    stats->bytes_persisted = counts.bytes_persisted;
+    return 0;
 }

@@ -10,8 +10,11 @@ set -euo pipefail
 ours=$1
 debian=/usr/lib/x86_64-linux-gnu/librpma.so.0
 version=LIBRPMA_1.0
-# rpma_core's extensions (rpma_ext.h): their own node, rpma_ext_* only.
-ext_version=RPMA_CORE_EXT_1.0
+# rpma_core's extensions (rpma_ext.h): their own nodes, rpma_ext_* only; each
+# release of extensions a node of its own (1.1 inherits 1.0), never a symbol
+# added to a node already shipped.
+ext_versions="RPMA_CORE_EXT_1.0 RPMA_CORE_EXT_1.1"
+is_ext_version() { [[ " $ext_versions " == *" $1 "* ]]; }
 status=0
 fail() {
     echo "FAIL: $*"
@@ -41,12 +44,14 @@ while read -r section symbol_version name; do
         continue
     fi
     case "$name" in
-        "$version" | "$ext_version")
+        "$version" | RPMA_CORE_EXT_1.*)
+            { [ "$name" = "$version" ] || is_ext_version "$name"; } ||
+                fail "version node $name is none of $version $ext_versions"
             [ "$section" = '*ABS*' ] || fail "version node $name is not absolute ($section)"
             ;;
         rpma_ext_*)
-            [ "$symbol_version" = "$ext_version" ] ||
-                fail "$name has version '$symbol_version', expected $ext_version"
+            is_ext_version "$symbol_version" ||
+                fail "$name has version '$symbol_version', expected one of $ext_versions"
             ;;
         rpma_*)
             exported=$((exported + 1))

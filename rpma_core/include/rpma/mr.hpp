@@ -15,6 +15,7 @@
 #include "rpma/error.hpp"
 #include "rpma/owner.hpp"
 #include "rpma/peer.hpp"
+#include "rpma_ext.h"
 
 namespace rpma {
 
@@ -50,6 +51,16 @@ class MemoryRegion {
         if (got.code != 0)
             return detail::Failure(got, "rpma_mr_get_descriptor");
         return descriptor;
+    }
+
+    // rpma_ext_mr_get_remote_stats (rpma_ext.h): what peers wrote, read and
+    // persisted here so far; RPMA_E_NOSUPP on verbs, where nothing sees it.
+    Result<rpma_ext_mr_remote_stats> RemoteStats() const {
+        rpma_ext_mr_remote_stats stats{};
+        detail::Returned got = detail::Check(rpma_ext_mr_get_remote_stats(mr_.get(), &stats));
+        if (got.code != 0)
+            return detail::Failure(got, "rpma_ext_mr_get_remote_stats");
+        return stats;
     }
 
     // The registered bytes; empty when this object is empty.

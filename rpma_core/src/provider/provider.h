@@ -87,6 +87,15 @@ class CompletionQueue {
     virtual int Capacity() const = 0;
 };
 
+// What peers did to a registered region through one-sided operations, in
+// bytes and persistent flushes, since it was registered.
+struct RemoteAccessCounts {
+    uint64_t bytes_written = 0;  // WRITE, WRITE_WITH_IMM payloads, ATOMIC_WRITE
+    uint64_t bytes_read = 0;
+    uint64_t persistent_flushes = 0;
+    uint64_t bytes_persisted = 0;
+};
+
 // ibv_mr: the registration of [addr, addr + length).
 class MemoryRegion {
   public:
@@ -98,6 +107,9 @@ class MemoryRegion {
     // ibv_advise_mr for [addr, addr + length) inside this region.
     // advice: enum ibv_advise_mr_advice; flags: IBV_ADVISE_MR_FLAG_*.
     virtual int Advise(void *addr, size_t length, int advice, uint32_t flags) = 0;
+    // The peers' one-sided operations on this region so far; EOPNOTSUPP
+    // where a NIC applies them without the CPU (verbs), so nothing sees them.
+    virtual int RemoteCounts(RemoteAccessCounts *counts) const = 0;
 };
 
 // ibv_srq.

@@ -333,6 +333,8 @@ class Connection final : public EventHandler,
     void BeginPayload(size_t length);
     void OnHeader();
     void OnPayloadComplete();
+    // A WRITE's payload landed: its bytes go to its region's counters.
+    void CountWritten();
     void OnRequestHeader();
     bool AcquireReceive();
     // A persistent FLUSH of `segment`: at once, or on a persist worker.

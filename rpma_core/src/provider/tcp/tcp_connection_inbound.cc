@@ -283,6 +283,12 @@ void Connection::OnHeader() {
     }
 }
 
+void Connection::CountWritten() {
+    // A WRITE's payload has one destination segment (none when empty).
+    if (!in_.destination.empty())
+        in_.destination[0].region->CountWritten(in_.header.length);
+}
+
 void Connection::OnPayloadComplete() {
     const wire::Header &header = in_.header;
     switch (header.opcode) {
@@ -291,8 +297,10 @@ void Connection::OnPayloadComplete() {
         case wire::Opcode::kAccept:
             return OnAccept();
         case wire::Opcode::kWrite:
+            CountWritten();
             return CompleteRequest();
         case wire::Opcode::kWriteWithImm:
+            CountWritten();
             CompleteReceive(IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, header.length, true);
             return CompleteRequest();
         case wire::Opcode::kSend:
@@ -308,6 +316,7 @@ void Connection::OnPayloadComplete() {
                 return RejectRequest(IBV_WC_REM_ACCESS_ERR, "the memory region was deregistered");
             std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(in_.atomic_target.addr))
                 .store(value);
+            in_.atomic_target.region->CountWritten(sizeof(value));
             in_.atomic_target = {};
             return CompleteRequest();
         }

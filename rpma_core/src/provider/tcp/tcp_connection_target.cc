@@ -76,6 +76,9 @@ void Connection::OnRequestHeader() {
             response.header.length = header.length;
             response.header.sequence = header.sequence;
             if (segment.length > 0) {
+                // Counted once accepted: only a broken connection (which
+                // fails the READ at the peer) keeps it from being sent.
+                segment.region->CountRead(segment.length);
                 segment.Own();  // read when the queue gets to it
                 response.segments.push_back(std::move(segment));
             }
@@ -133,6 +136,7 @@ void Connection::PersistForFlush(MemorySegment &&segment) {
     if (!large || deps_.persist_workers == nullptr) {
         if (const int err = Persist(segment); err != 0)
             return OnPersistFailed(err);
+        segment.region->CountPersisted(segment.length);
         return CompleteRequest();
     }
     // Stop reading until the range is durable (the requests behind the
@@ -144,6 +148,8 @@ void Connection::PersistForFlush(MemorySegment &&segment) {
     segment.Own();
     deps_.persist_workers->Submit([weak = weak_from_this(), segment = std::move(segment)] {
         const int err = segment.region->PersistUnlocked(segment.addr, segment.length);
+        if (err == 0)
+            segment.region->CountPersisted(segment.length);
         if (const std::shared_ptr<Connection> connection = weak.lock())
             connection->OnPersisted(err);
     });

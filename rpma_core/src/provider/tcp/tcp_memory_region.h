@@ -26,6 +26,12 @@ class MemoryRegion final : public provider::MemoryRegion {
     // memory registered without local write), EFAULT for a range outside the
     // region. Prefetching is synchronous, so IBV_ADVISE_MR_FLAG_FLUSH holds.
     int Advise(void *addr, size_t length, int advice, uint32_t flags) override;
+    // Counted where the progress threads apply each remote operation
+    // (tcp_connection_target.cc, tcp_connection_inbound.cc): never fails.
+    int RemoteCounts(RemoteAccessCounts *counts) const override {
+        *counts = region_->Counts();
+        return 0;
+    }
 
   private:
     MemoryTable &table_;

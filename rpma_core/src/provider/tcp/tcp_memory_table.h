@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rpma_core/src/provider/provider.h"
 #include "rpma_core/src/provider/tcp/tcp_containers.h"
 #include "rpma_core/src/provider/tcp/tcp_persist.h"
 
@@ -70,8 +71,37 @@ class Region : public std::enable_shared_from_this<Region> {
     // Overflow-safe: [addr, addr + length) lies inside the region.
     bool Contains(uint64_t addr, uint64_t length) const;
 
+    // What the peers' accepted operations did here (rpma_ext_mr_get_remote_
+    // stats). Several connections' threads count into one region; relaxed,
+    // since a reader wants totals, not an order among them.
+    void CountWritten(uint64_t bytes) {
+        counters_.bytes_written.fetch_add(bytes, std::memory_order_relaxed);
+    }
+    void CountRead(uint64_t bytes) {
+        counters_.bytes_read.fetch_add(bytes, std::memory_order_relaxed);
+    }
+    void CountPersisted(uint64_t bytes) {
+        counters_.persistent_flushes.fetch_add(1, std::memory_order_relaxed);
+        counters_.bytes_persisted.fetch_add(bytes, std::memory_order_relaxed);
+    }
+    RemoteAccessCounts Counts() const {
+        return {counters_.bytes_written.load(std::memory_order_relaxed),
+                counters_.bytes_read.load(std::memory_order_relaxed),
+                counters_.persistent_flushes.load(std::memory_order_relaxed),
+                counters_.bytes_persisted.load(std::memory_order_relaxed)};
+    }
+
   private:
     friend class MemoryTable;
+
+    // On a cache line of their own: every request writes them, while the
+    // fields above are only read on every request (ResolveRemote).
+    struct alignas(64) Counters {
+        std::atomic<uint64_t> bytes_written{0};
+        std::atomic<uint64_t> bytes_read{0};
+        std::atomic<uint64_t> persistent_flushes{0};
+        std::atomic<uint64_t> bytes_persisted{0};
+    };
 
     uint8_t *const addr_;
     const size_t length_;
@@ -82,6 +112,7 @@ class Region : public std::enable_shared_from_this<Region> {
     std::atomic<bool> revoked_{false};
     // PersistUnlocked calls running; Deregister waits for zero.
     mutable std::atomic<int> unlocked_persists_{0};
+    Counters counters_;
 };
 
 // A piece of registered memory an operation reads from or writes to.

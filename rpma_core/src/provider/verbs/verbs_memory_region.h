@@ -4,6 +4,8 @@
 
 #include <infiniband/verbs.h>
 
+#include <cerrno>
+
 #include "rpma_core/src/provider/provider.h"
 #include "rpma_core/src/provider/verbs/verbs_owners.h"
 
@@ -18,6 +20,9 @@ class MemoryRegion final : public provider::MemoryRegion {
     uint32_t Lkey() const override { return mr_->lkey; }
     uint32_t Rkey() const override { return mr_->rkey; }
     int Advise(void *addr, size_t length, int advice, uint32_t flags) override;
+    // The NIC applies the peers' operations without the CPU: nothing counts
+    // them.
+    int RemoteCounts(RemoteAccessCounts *) const override { return EOPNOTSUPP; }
 
   private:
     Owned<ibv_mr> mr_;
