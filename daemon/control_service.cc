@@ -53,6 +53,11 @@ void ToProto(const RegionView &view, v1::Region *out) {
     out->set_problem(view.info.problem);
     out->set_open_sessions(static_cast<uint32_t>(view.open_sessions));
     out->set_persistence(ToProto(view.persistence));
+    out->set_bytes_written(view.traffic.bytes_written);
+    out->set_bytes_read(view.traffic.bytes_read);
+    out->set_remote_flushes(view.traffic.persistent_flushes);
+    out->set_bytes_persisted(view.traffic.bytes_persisted);
+    out->set_data_plane_counters_available(view.traffic_counted);
 }
 
 std::string AsString(std::span<const std::byte> bytes) {
@@ -231,6 +236,11 @@ class DaemonService final : public v1::DaemonService::Service {
         response->set_bytes_flushed(counters.bytes_flushed);
         response->set_flushes_rejected(counters.flushes_rejected);
         response->set_errors(counters.errors);
+        response->set_bytes_written(stats.traffic.bytes_written);
+        response->set_bytes_read(stats.traffic.bytes_read);
+        response->set_remote_flushes(stats.traffic.persistent_flushes);
+        response->set_bytes_persisted(stats.traffic.bytes_persisted);
+        response->set_data_plane_counters_available(stats.traffic_counted);
         return grpc::Status::OK;
     }
 

@@ -73,9 +73,11 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const Config &config) {
 }
 
 RegionView Daemon::ViewOf(const RegionInfo &info) const {
-    RegionView view{info, sessions_.CountForRegion(info.name), Persistence::kAuto};
+    RegionView view{info, sessions_.CountForRegion(info.name), Persistence::kAuto, {}, false};
     if (auto access = data_plane_->Access(info.name); access.ok())
         view.persistence = access->persistence;
+    view.traffic = data_plane_->Traffic(info.name);
+    view.traffic_counted = data_plane_->counts_traffic();
     return view;
 }
 
@@ -211,6 +213,8 @@ StatsView Daemon::Stats() const {
     stats.sessions = sessions_.size();
     stats.connections = data_plane_->connections();
     stats.counters = &counters_;
+    stats.traffic = data_plane_->TotalTraffic();
+    stats.traffic_counted = data_plane_->counts_traffic();
     return stats;
 }
 

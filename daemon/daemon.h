@@ -28,6 +28,9 @@ struct RegionView {
     RegionInfo info;
     size_t open_sessions = 0;
     Persistence persistence = Persistence::kAuto;  // of the data plane; kAuto while unhealthy
+    // Clients' one-sided operations on it; all 0 when !traffic_counted.
+    RegionTraffic traffic;
+    bool traffic_counted = false;
 };
 
 struct SessionOffer {
@@ -48,6 +51,10 @@ struct StatsView {
     size_t sessions = 0;
     size_t connections = 0;
     const Counters *counters = nullptr;
+    // Clients' one-sided operations on every region; all 0 when
+    // !traffic_counted.
+    RegionTraffic traffic;
+    bool traffic_counted = false;
 };
 
 class Daemon {

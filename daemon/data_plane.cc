@@ -5,6 +5,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <future>
@@ -34,6 +36,32 @@ std::string PeerAddress(const rpma::ConnReq &request) {
 
 Status FromRpma(const rpma::Error &error, StatusCode code = StatusCode::kInternal) {
     return Status(code, error.message());
+}
+
+// Whether rpma_core counts the peers' operations on memory of `peer`: asked
+// of a small registration, since only the provider knows (tcp applies them
+// in this process; on verbs the NIC applies them unseen: RPMA_E_NOSUPP).
+bool ProviderCountsTraffic(rpma::Peer &peer) {
+    std::array<std::byte, 64> probe{};
+    auto mr = rpma::MemoryRegion::Register(peer, probe, RPMA_MR_USAGE_READ_SRC);
+    if (!mr.ok()) {
+        Log().warn(
+            "data plane: cannot ask whether the provider counts client traffic ({}); "
+            "reporting it as unknown",
+            mr.error().message());
+        return false;
+    }
+    auto stats = mr->RemoteStats();
+    if (!stats.ok() && stats.error().code() != RPMA_E_NOSUPP)
+        Log().warn("data plane: {}; reporting client traffic as unknown", stats.error().message());
+    return stats.ok();
+}
+
+RegionTraffic TrafficOf(const rpma::MemoryRegion &mr) {
+    auto stats = mr.RemoteStats();
+    if (!stats.ok())
+        return {};
+    return {stats->bytes_written, stats->bytes_read, stats->flushes, stats->bytes_persisted};
 }
 
 }  // namespace
@@ -82,6 +110,7 @@ StatusOr<std::unique_ptr<DataPlane>> DataPlane::Start(const HostPort &listen,
         std::strcmp(ibv_get_device_name(peer->context()->device), "tcp0") == 0 ? "tcp" : "verbs";
     // kAuto is decided per region, by Expose.
     plane->persistence_ = persistence;
+    plane->counts_traffic_ = ProviderCountsTraffic(*peer);
     plane->peer_.emplace(std::move(*peer));
 
     auto cfg = rpma::ConnCfg::New();
@@ -210,11 +239,16 @@ StatusOr<RegionAccess> DataPlane::Access(const std::string &region_name) const {
 }
 
 void DataPlane::Withdraw(const std::string &region_name) {
+    std::shared_ptr<ExposedRegion> withdrawn;
     {
         std::lock_guard lock(regions_mu_);
-        regions_.erase(region_name);
+        if (auto it = regions_.find(region_name); it != regions_.end()) {
+            withdrawn = std::move(it->second);
+            regions_.erase(it);
+            withdrawing_.push_back(withdrawn);
+        }
     }
-    // The links of the region hold the last references to it.
+    // The links of the region hold the last references to it but this one.
     Call([this, region_name] {
         std::vector<uint64_t> ids;
         for (const auto &[id, link] : links_)
@@ -223,6 +257,41 @@ void DataPlane::Withdraw(const std::string &region_name) {
         for (uint64_t id : ids)
             Close(id, false);
     });
+    // No connection reaches the region any more: its counts are final.
+    if (withdrawn != nullptr) {
+        std::lock_guard lock(regions_mu_);
+        if (counts_traffic_)
+            withdrawn_traffic_ += TrafficOf(withdrawn->mr);
+        std::erase(withdrawing_, withdrawn);
+    }
+}
+
+RegionTraffic DataPlane::Traffic(const std::string &region_name) const {
+    if (!counts_traffic_)
+        return {};
+    std::shared_ptr<ExposedRegion> exposed;
+    {
+        std::lock_guard lock(regions_mu_);
+        auto it = regions_.find(region_name);
+        if (it == regions_.end())
+            return {};
+        exposed = it->second;
+    }
+    return TrafficOf(exposed->mr);
+}
+
+RegionTraffic DataPlane::TotalTraffic() const {
+    if (!counts_traffic_)
+        return {};
+    // Under the lock a region is counted exactly once: exposed, being
+    // withdrawn, or in withdrawn_traffic_. A few relaxed loads per region.
+    std::lock_guard lock(regions_mu_);
+    RegionTraffic total = withdrawn_traffic_;
+    for (const auto &[name, exposed] : regions_)
+        total += TrafficOf(exposed->mr);
+    for (const auto &exposed : withdrawing_)
+        total += TrafficOf(exposed->mr);
+    return total;
 }
 
 void DataPlane::Disconnect(uint64_t session_id) {

@@ -92,6 +92,18 @@ class DataPlane {
 
     size_t connections() const { return connections_.load(); }
 
+    // Whether the provider counts what clients do to a region through
+    // one-sided operations (tcp does, verbs cannot): without it Traffic and
+    // TotalTraffic say nothing, which is unknown, not 0.
+    bool counts_traffic() const { return counts_traffic_; }
+    // What clients did to an exposed region since it was registered; zeros
+    // for a region not exposed (nothing could reach it) or when the
+    // provider cannot count (counts_traffic()).
+    RegionTraffic Traffic(const std::string &region_name) const;
+    // Summed over every region exposed since the data plane started, those
+    // withdrawn since included, so that a total never goes down.
+    RegionTraffic TotalTraffic() const;
+
   private:
     struct ExposedRegion;
     struct Link;
@@ -123,6 +135,8 @@ class DataPlane {
     std::string port_;
     // As configured: kAuto is decided per region (MethodFor).
     Persistence persistence_ = Persistence::kAuto;
+    // rpma_core answered rpma_ext_mr_get_remote_stats for a probe region.
+    bool counts_traffic_ = false;
 
     // Declared in the order they must be destroyed last to first: links hold
     // regions, regions hold their peers, the endpoint belongs to peer_.
@@ -130,6 +144,10 @@ class DataPlane {
     std::optional<rpma::ConnCfg> conn_cfg_;
     mutable std::mutex regions_mu_;
     std::map<std::string, std::shared_ptr<ExposedRegion>> regions_;
+    // Regions whose connections Withdraw is closing, then the final
+    // traffic of those withdrawn (both under regions_mu_).
+    std::vector<std::shared_ptr<ExposedRegion>> withdrawing_;
+    RegionTraffic withdrawn_traffic_;
     std::optional<rpma::Endpoint> endpoint_;
     // Data-plane thread only: links by session id, and session ids by link
     // token (tokens start at 1, so no link's tags collide with the two above).
