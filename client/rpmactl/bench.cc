@@ -1,8 +1,8 @@
 // bench: replicated write + persist latency (median, p99) per payload size
-// and streaming bandwidth, with one replica and with every --server, in one
-// run, against a live region. The CSV has rpma_bench's columns, so
-// bench/plot.sh draws it: the first pair of columns is the replica set, the
-// second one replica.
+// and streaming bandwidth, with 1, 2, ... up to every --server (the first
+// ones), in one run, against a live region. The CSV has rpma_bench's
+// columns, so bench/plot.sh draws it: the first pair of columns is the whole
+// replica set, the second one replica; the counts between follow the ratio.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -187,10 +187,10 @@ int Bench(const Settings &settings, const BenchArgs &args) {
         return ExitCodeFor(missing.status());
     }
 
-    // One replica, then the whole set (when it has more than one).
-    std::vector<size_t> counts = {1};
-    if (settings.servers.size() > 1)
-        counts.push_back(settings.servers.size());
+    // One replica, then each larger prefix of the set, up to all of it.
+    std::vector<size_t> counts;
+    for (size_t count = 1; count <= settings.servers.size(); ++count)
+        counts.push_back(count);
     uint64_t per_count = *stream;
     for (uint64_t size : sizes)
         per_count += size * args.iterations;
@@ -220,7 +220,6 @@ int Bench(const Settings &settings, const BenchArgs &args) {
 
     const Measured &one = measured.front();
     const Measured &all = measured.back();
-    const size_t n = counts.back();
     if (!args.csv.empty()) {
         FILE *csv = fopen(args.csv.c_str(), "w");
         if (csv == nullptr) {
@@ -229,15 +228,28 @@ int Bench(const Settings &settings, const BenchArgs &args) {
             return kExitFailure;
         }
         // rpma_bench's columns: workload, size, then the measured pair (here
-        // the replica set) and the reference pair (here one replica).
-        fprintf(csv, "workload,size,replicated,replicated_p99,single,single_p99,ratio\n");
-        for (size_t i = 0; i < sizes.size(); ++i)
-            fprintf(csv, "write_flush_latency,%llu,%.3f,%.3f,%.3f,%.3f,%.4f\n",
+        // the replica set) and the reference pair (here one replica); then
+        // a pair for each count between.
+        const std::vector<size_t> between(counts.begin() + 1, counts.end() - (counts.size() > 1));
+        fprintf(csv, "workload,size,replicated,replicated_p99,single,single_p99,ratio");
+        for (size_t count : between)
+            fprintf(csv, ",replicas_%zu,replicas_%zu_p99", count, count);
+        fprintf(csv, "\n");
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            fprintf(csv, "write_flush_latency,%llu,%.3f,%.3f,%.3f,%.3f,%.4f",
                     static_cast<unsigned long long>(sizes[i]), all.median_us[i], all.p99_us[i],
                     one.median_us[i], one.p99_us[i], all.median_us[i] / one.median_us[i]);
-        fprintf(csv, "stream_bandwidth,%llu,%.3f,0,%.3f,0,%.4f\n",
+            for (size_t count : between)
+                fprintf(csv, ",%.3f,%.3f", measured[count - 1].median_us[i],
+                        measured[count - 1].p99_us[i]);
+            fprintf(csv, "\n");
+        }
+        fprintf(csv, "stream_bandwidth,%llu,%.3f,0,%.3f,0,%.4f",
                 static_cast<unsigned long long>(kStreamChunk), all.stream_mib_per_s,
                 one.stream_mib_per_s, all.stream_mib_per_s / one.stream_mib_per_s);
+        for (size_t count : between)
+            fprintf(csv, ",%.3f,0", measured[count - 1].stream_mib_per_s);
+        fprintf(csv, "\n");
         fclose(csv);
     }
     if (settings.json) {
@@ -261,15 +273,30 @@ int Bench(const Settings &settings, const BenchArgs &args) {
                        {"results", results}});
         return kExitOk;
     }
-    const std::string set = std::to_string(n) + " replicas";
-    Table table({"workload", "size", "1 replica", "p99", set, "p99", "ratio"});
-    for (size_t i = 0; i < sizes.size(); ++i)
-        table.AddRow({"write+persist (us)", FormatSize(sizes[i]), Micros(one.median_us[i]),
-                      Micros(one.p99_us[i]), Micros(all.median_us[i]), Micros(all.p99_us[i]),
-                      Micros(all.median_us[i] / one.median_us[i] * 100) + "%"});
-    table.AddRow({"stream (MiB/s)", FormatSize(kStreamChunk), Micros(one.stream_mib_per_s), "-",
-                  Micros(all.stream_mib_per_s), "-",
-                  Micros(all.stream_mib_per_s / one.stream_mib_per_s * 100) + "%"});
+    // A median and p99 column per replica count; the ratio (with more than
+    // one server) is the whole set's against one replica's.
+    const bool ratio = counts.size() > 1;
+    std::vector<std::string> header = {"workload", "size"};
+    for (size_t count : counts)
+        header.insert(header.end(),
+                      {std::to_string(count) + (count == 1 ? " replica" : " replicas"), "p99"});
+    if (ratio)
+        header.push_back("ratio");
+    Table table(header);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        std::vector<std::string> row = {"write+persist (us)", FormatSize(sizes[i])};
+        for (const Measured &m : measured)
+            row.insert(row.end(), {Micros(m.median_us[i]), Micros(m.p99_us[i])});
+        if (ratio)
+            row.push_back(Micros(all.median_us[i] / one.median_us[i] * 100) + "%");
+        table.AddRow(row);
+    }
+    std::vector<std::string> stream_row = {"stream (MiB/s)", FormatSize(kStreamChunk)};
+    for (const Measured &m : measured)
+        stream_row.insert(stream_row.end(), {Micros(m.stream_mib_per_s), "-"});
+    if (ratio)
+        stream_row.push_back(Micros(all.stream_mib_per_s / one.stream_mib_per_s * 100) + "%");
+    table.AddRow(stream_row);
     printf("bench %s: %zu iterations per size (medians), %s streamed\n", args.region.c_str(),
            args.iterations, FormatSize(*stream).c_str());
     table.Print();
@@ -281,7 +308,8 @@ int Bench(const Settings &settings, const BenchArgs &args) {
 void AddBenchCommand(CLI::App &app, Run *run) {
     auto args = std::make_shared<BenchArgs>();
     CLI::App *bench = app.add_subcommand(
-        "bench", "measure write + persist latency and streaming bandwidth with 1 and all replicas");
+        "bench",
+        "measure write + persist latency and streaming bandwidth with 1, 2, ... all replicas");
     bench->add_option("--region", args->region,
                       "region to use; created where missing and then deleted (default "
                       "rpmactl-bench)");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -635,15 +636,21 @@ TEST_F(RpmactlTest, PutOfAnUnknownRegionSaysHowToCreateItAndAFileThatDoesNotFitI
     EXPECT_NE(too_big.err.find("does not fit"), std::string::npos) << too_big.err;
 }
 
-TEST_F(RpmactlTest, BenchWritesATableAndACsvThatPlotShReads) {
-    auto a = Start(/*with_token=*/false), b = Start(/*with_token=*/false);
-    ASSERT_TRUE(a && b);
+// bench measures with 1, 2, ... up to every server (issue #11: "1..N
+// replicas"), in the table, the CSV and the JSON.
+TEST_F(RpmactlTest, BenchMeasuresEachReplicaCountAndWritesACsvThatPlotShReads) {
+    auto a = Start(/*with_token=*/false), b = Start(/*with_token=*/false),
+         c = Start(/*with_token=*/false);
+    ASSERT_TRUE(a && b && c);
+    const auto servers = Servers({a.get(), b.get(), c.get()});
+    const std::vector<std::string> small = {"bench",   "--iterations",  "20",
+                                            "--sizes", "64,4KiB",       "--stream",
+                                            "4MiB",    "--region-size", "4MiB"};
     const std::string csv = home_ + "/bench.csv";
-    Outcome bench = Run(Concat(Servers({a.get(), b.get()}),
-                               {"bench", "--iterations", "20", "--sizes", "64,4KiB", "--stream",
-                                "4MiB", "--region-size", "4MiB", "--csv", csv}));
+    Outcome bench = Run(Concat(Concat(servers, small), {"--csv", csv}));
     ASSERT_EQ(bench.code(), 0) << bench.described;
-    EXPECT_NE(bench.out.find("2 REPLICAS"), std::string::npos) << bench.out;
+    for (const char *column : {"1 REPLICA ", "2 REPLICAS", "3 REPLICAS"})
+        EXPECT_NE(bench.out.find(column), std::string::npos) << column << "\n" << bench.out;
     EXPECT_NE(bench.out.find("write+persist (us)  4.0 KiB"), std::string::npos) << bench.out;
     std::ifstream in(csv);
     std::string line;
@@ -652,13 +659,30 @@ TEST_F(RpmactlTest, BenchWritesATableAndACsvThatPlotShReads) {
         lines.push_back(line);
     ASSERT_EQ(lines.size(), 4u);
     // bench/plot.sh reads the write_flush_latency rows: size, then two
-    // median/p99 pairs.
+    // median/p99 pairs (the whole set, one replica); the counts between
+    // follow the ratio.
+    EXPECT_EQ(lines[0],
+              "workload,size,replicated,replicated_p99,single,single_p99,ratio,replicas_2,"
+              "replicas_2_p99");
     EXPECT_EQ(lines[1].rfind("write_flush_latency,64,", 0), 0u) << lines[1];
     EXPECT_EQ(lines[2].rfind("write_flush_latency,4096,", 0), 0u) << lines[2];
-    EXPECT_EQ(std::count(lines[2].begin(), lines[2].end(), ','), 6) << lines[2];
+    EXPECT_EQ(std::count(lines[2].begin(), lines[2].end(), ','), 8) << lines[2];
     EXPECT_EQ(lines[3].rfind("stream_bandwidth,1048576,", 0), 0u) << lines[3];
+    EXPECT_EQ(std::count(lines[3].begin(), lines[3].end(), ','), 8) << lines[3];
+
+    Outcome json = Run(Concat(Concat(servers, small), {"--json"}));
+    ASSERT_EQ(json.code(), 0) << json.described;
+    std::map<std::pair<std::string, uint64_t>, std::vector<size_t>> counts;
+    const Json report = json.json();
+    for (const Json &result : report["results"])
+        counts[{result["workload"].get<std::string>(), result["size"].get<uint64_t>()}].push_back(
+            result["replicas"].get<size_t>());
+    const std::vector<size_t> each = {1, 2, 3};
+    EXPECT_EQ((counts[{"write_persist_latency", 64}]), each) << json.out;
+    EXPECT_EQ((counts[{"write_persist_latency", 4096}]), each) << json.out;
+    EXPECT_EQ((counts[{"stream_bandwidth", 1 << 20}]), each) << json.out;
     // The region bench created is gone again.
-    for (const Rpmad *daemon : {a.get(), b.get()}) {
+    for (const Rpmad *daemon : {a.get(), b.get(), c.get()}) {
         grpc::Status status;
         GetRegion(*daemon, "rpmactl-bench", &status);
         EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
