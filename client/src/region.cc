@@ -109,10 +109,44 @@ void Region::Impl::MarkFailed(size_t i, Status why, const Op &op) {
     if (m.state == ReplicaState::kFailed)
         return;
     m.state = ReplicaState::kFailed;
-    m.error = Status(why.code(), "failed during " + op.ToString() + ": " + why.message())
-                  .WithReplica(i, m.address);
+    m.error =
+        Status(why.code(), "failed during " + op.ToString() + ": " + why.message() + Unconfirmed(i))
+            .WithReplica(i, m.address);
     if (options_.on_failure)
         options_.on_failure(m.error);
+}
+
+std::string Region::Impl::Unconfirmed(size_t i) const {
+    const Member &m = members_[i];
+    if (!m.replica)
+        return "";
+    const Replica &r = *m.replica;
+    const uint64_t kept = std::min<uint64_t>(acknowledged_count_, kAcknowledgedKept);
+    size_t count = 0;
+    const Op *first = nullptr, *last = nullptr;
+    for (uint64_t k = acknowledged_count_ - kept; k < acknowledged_count_; ++k) {
+        const Acknowledged &a = acknowledged_[k % kAcknowledgedKept];
+        if (a.seq <= m.joined_after)
+            continue;
+        const bool confirmed =
+            a.op.kind == Op::Kind::kWrite ? r.Completed(a.seq) : r.persisted() >= a.seq;
+        if (confirmed)
+            continue;
+        ++count;
+        first = first ? first : &a.op;
+        last = &a.op;
+    }
+    if (count == 0)
+        return "";
+    // The oldest kept unconfirmed: older ones may be unconfirmed too.
+    const bool maybe_more =
+        kept == kAcknowledgedKept &&
+        first == &acknowledged_[(acknowledged_count_ - kept) % kAcknowledgedKept].op;
+    return "; it had not confirmed " + std::string(maybe_more ? "at least " : "") +
+           std::to_string(count) + " earlier operation" + (count == 1 ? "" : "s") +
+           " that the quorum acknowledged without it, " +
+           (count == 1 ? last->ToString()
+                       : "from " + first->ToString() + " to " + last->ToString());
 }
 
 void Region::Impl::ProgressAll(const Op &op) {
@@ -345,11 +379,18 @@ Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bo
         return s;
     if (Status s = PostWrite(op, offset, bytes, &last, persist); !s.ok())
         return s;
-    if (!persist)
-        return Await(op, Need::kQuorum, [last](Replica &r) { return r.Completed(last); });
+    if (!persist) {
+        Status s = Await(op, Need::kQuorum, [last](Replica &r) { return r.Completed(last); });
+        if (s.ok())
+            Acknowledge(op, last);
+        return s;
+    }
     if (Status s = PostPersist(op, offset, bytes.size(), &last); !s.ok())
         return s;
-    return Await(op, Need::kQuorum, [last](Replica &r) { return r.persisted() >= last; });
+    Status s = Await(op, Need::kQuorum, [last](Replica &r) { return r.persisted() >= last; });
+    if (s.ok())
+        Acknowledge(op, last);
+    return s;
 }
 
 Status Region::Impl::Persist(uint64_t offset, uint64_t length) {
@@ -366,7 +407,10 @@ Status Region::Impl::Persist(uint64_t offset, uint64_t length) {
         return s;
     if (Status s = PostPersist(op, offset, length, &seq); !s.ok())
         return s;
-    return Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
+    Status s = Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
+    if (s.ok())
+        Acknowledge(op, seq);
+    return s;
 }
 
 Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
@@ -396,7 +440,10 @@ Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
     }
     if (Status s = PostPersist(op, covering.offset, covering.length, &seq); !s.ok())
         return s;
-    return Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
+    Status s = Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
+    if (s.ok())
+        Acknowledge(op, seq);
+    return s;
 }
 
 Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t index) {

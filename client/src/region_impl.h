@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <time.h>
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -104,6 +105,14 @@ class Region::Impl {
         std::unique_ptr<Replica> replica;
         ReplicaState state = ReplicaState::kFailed;
         Status error;
+        // The last seq posted before it joined (Readd): what came before is
+        // not its to confirm.
+        uint64_t joined_after = 0;
+    };
+    // An operation the quorum acknowledged, and the seq that confirms it.
+    struct Acknowledged {
+        Op op{Op::Kind::kWrite};
+        uint64_t seq = 0;
     };
     struct Registered {
         std::span<std::byte> bytes;
@@ -145,6 +154,13 @@ class Region::Impl {
 
   private:
     void MarkFailed(size_t i, Status why, const Op &op);
+    // Remembers `op`, acknowledged by the quorum once `seq` was confirmed.
+    void Acknowledge(const Op &op, uint64_t seq) {
+        acknowledged_[acknowledged_count_++ % kAcknowledgedKept] = {op, seq};
+    }
+    // "; it had not confirmed N earlier operations ..., from A to B" for
+    // replica `i`, or "" when it confirmed every remembered one.
+    std::string Unconfirmed(size_t i) const;
     void ProgressAll(const Op &op);
     size_t Live() const;
     Status QuorumLost(const Op &op) const;
@@ -228,6 +244,13 @@ class Region::Impl {
     uint64_t seq_ = 0;                // the last seq posted
     std::vector<Registered> registered_;
     size_t next_buffer_id_ = 1;
+    // The last operations acknowledged by the quorum, a ring: a laggard that
+    // fails is reported with those it had not confirmed. As many as a
+    // replica's send queue holds work requests, so no laggard is behind on
+    // more.
+    static constexpr size_t kAcknowledgedKept = Replica::kSqSize;
+    std::array<Acknowledged, kAcknowledgedKept> acknowledged_{};
+    uint64_t acknowledged_count_ = 0;
     // Await's scratch space, kept to spare an allocation per wait.
     std::vector<size_t> waiting_;
     std::vector<pollfd> poll_fds_;

@@ -43,6 +43,7 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
     m.replica = std::move(*replica);
     m.state = ReplicaState::kResyncing;
     m.error = Status();
+    m.joined_after = seq_;
     lock.unlock();
 
     // Chunk by chunk under the mutex: a write to a chunk lands either before

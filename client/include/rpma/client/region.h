@@ -35,7 +35,10 @@
 // Failure. A replica whose work request fails, whose connection ends, or
 // that does not complete within operation_timeout is marked failed,
 // reported (OpenOptions::on_failure and replicas(): which replica, what
-// error, during which operation) and excluded from every later operation.
+// error, during which operation, and which earlier operations the quorum
+// acknowledged without its confirmation: "it had not confirmed 7 earlier
+// operations ..., from write+persist of 4096 bytes at 81920 to ...") and
+// excluded from every later operation.
 // An operation never counts a replica that did not confirm it. With fewer
 // live replicas than the quorum an operation fails with kQuorumLost. Readd
 // brings a failed replica back: a new session, the whole region copied from
