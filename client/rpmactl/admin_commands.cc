@@ -1,6 +1,7 @@
 // The admin subcommands: one control-plane call asked of every --server,
 // answered as a table or as JSON.
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "client/rpmactl/command.h"
@@ -325,7 +326,9 @@ int ConfigShow(const Settings &settings, const AdminArgs &args) {
         table.AddRow({"cert_file", c.cert_file.empty() ? "-" : c.cert_file});
         table.AddRow({"key_file", c.key_file.empty() ? "-" : c.key_file});
         table.AddRow({"admin_token", c.admin_token.empty() ? "-" : "(set)"});
-        table.AddRow({"timeout_seconds", std::to_string(c.timeout.count() / 1000.0)});
+        char seconds[32];
+        snprintf(seconds, sizeof(seconds), "%g", static_cast<double>(c.timeout.count()) / 1000.0);
+        table.AddRow({"timeout_seconds", seconds});
         table.Print();
         return kExitOk;
     }

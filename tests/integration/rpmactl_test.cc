@@ -307,6 +307,11 @@ TEST_F(RpmactlTest, ServersAndTokenComeFromTheConfigFileAndTheEnvironment) {
     EXPECT_EQ(local.json()["servers"], Json::array({b->control()}));
     EXPECT_EQ(local.json()["servers_origin"], "RPMACTL_SERVER");
     EXPECT_EQ(local.json()["admin_token"], "(set)");
+    // For people: seconds as written, not "2.500000".
+    Outcome table = Run({"config", "show", "--local", "--timeout", "2.5"});
+    ASSERT_EQ(table.code(), 0) << table.described;
+    EXPECT_NE(table.out.find("timeout_seconds  2.5\n"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("admin_token      (set)\n"), std::string::npos) << table.out;
     Outcome list = Run({"--json", "region", "list"}, {"RPMACTL_SERVER=" + b->control()});
     ASSERT_EQ(list.code(), 0) << list.described;
     ASSERT_EQ(list.json().size(), 1u);
