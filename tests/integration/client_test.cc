@@ -336,6 +336,52 @@ TEST_F(ClientTest, KilledReplicaWithQuorumTwoIsReportedWritesGoOnAndReaddResyncs
     EXPECT_NE(report.find("\"identical\": true"), std::string::npos) << report;
 }
 
+// The kill lands while a stream of asynchronous writes is being worked
+// through (not between two synchronous calls): every write goes on with the
+// two survivors, the replica is reported once, and every acknowledged write
+// is on both survivors.
+TEST_F(ClientTest, ReplicaKilledUnderAStreamOfAsyncWritesLosesNothingAcknowledged) {
+    StartThree({false, false, true});
+    std::mutex mu;
+    std::vector<client::Status> failures;
+    OpenOptions options;
+    options.quorum = 2;
+    options.on_failure = [&](const client::Status &s) {
+        std::lock_guard lock(mu);  // the Region's worker thread calls it
+        failures.push_back(s);
+    };
+    auto region = Open(options);
+    ASSERT_NE(region, nullptr);
+    constexpr size_t kRecords = 400, kKillAfter = 50;
+    std::vector<std::vector<std::byte>> records;
+    for (size_t i = 0; i < kRecords; ++i)
+        records.push_back(Pattern(kRecord, static_cast<uint8_t>(i * 5 + 1)));
+    std::vector<std::future<client::Status>> acknowledged;
+    for (size_t i = 0; i < kRecords; ++i)
+        acknowledged.push_back(region->WritePersistAsync(i * kRecord, records[i]));
+    ASSERT_TRUE(acknowledged[kKillAfter].get().ok());
+    daemons_[0]->process().Kill();
+    for (size_t i = 0; i < kRecords; ++i) {
+        if (i == kKillAfter)
+            continue;
+        const client::Status s = acknowledged[i].get();
+        EXPECT_TRUE(s.ok()) << "record " << i << ": " << s.ToString();
+    }
+    EXPECT_EQ(region->replicas()[0].state, ReplicaState::kFailed);
+    {
+        std::lock_guard lock(mu);
+        ASSERT_EQ(failures.size(), 1u);
+        EXPECT_EQ(failures[0].replica(), 0u) << failures[0].ToString();
+    }
+    for (size_t r : {1u, 2u}) {
+        const auto all = ReadAll(*region, r, 0, kRecords * kRecord);
+        for (size_t i = 0; i < kRecords; ++i)
+            ASSERT_TRUE(std::equal(records[i].begin(), records[i].end(),
+                                   all.begin() + static_cast<std::ptrdiff_t>(i * kRecord)))
+                << "replica " << r << " record " << i;
+    }
+}
+
 TEST_F(ClientTest, KilledReplicaWithQuorumThreeFailsTheOperationCleanly) {
     StartThree();
     auto region = Open();  // quorum: all three
