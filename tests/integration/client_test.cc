@@ -1,8 +1,9 @@
 // The client library against three real rpmad processes on loopback:
 // replication, mixed persistence methods, a replica killed mid-stream (with
 // quorum 2 and with quorum 3), Readd after a restart on the same and on new
-// ports (rpmactl verify agrees afterwards), a replica's network cut by a proxy that stops
-// forwarding, async and registered buffers.
+// ports (rpmactl verify agrees afterwards), a replica's network cut by a
+// proxy that stops forwarding, async operations, one region used by several
+// threads, and registered buffers.
 #include "rpma/client/region.h"
 
 #include <gtest/gtest.h>
@@ -504,6 +505,66 @@ TEST_F(ClientTest, AsyncOperationsCompleteInOrderAndLand) {
             EXPECT_EQ(out, chunks[i]);
         }
     EXPECT_EQ(ReadAll(*region, 1, kRegionSize - 300, 300), tail);
+}
+
+// One Region shared by threads that write, persist, commit and read at
+// once, synchronously and asynchronously: each thread's bytes land whole on
+// every replica.
+TEST_F(ClientTest, OneRegionUsedFromSeveralThreadsAtOnceKeepsEachThreadsBytes) {
+    StartThree({false, true, false});
+    auto region = Open();
+    ASSERT_NE(region, nullptr);
+    constexpr size_t kThreads = 4, kEach = 40;
+    auto record = [](size_t t, size_t i) {
+        return Pattern(kRecord, static_cast<uint8_t>(t * 61 + i * 3 + 1));
+    };
+    auto offset = [](size_t t, size_t i) { return (t * kEach + i) * kRecord; };
+    std::vector<std::thread> threads;
+    std::atomic<size_t> failed{0};
+    for (size_t t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            for (size_t i = 0; i < kEach; ++i) {
+                const auto bytes = record(t, i);
+                client::Status s;
+                switch ((t + i) % 4) {
+                    case 0:
+                        s = region->WritePersist(offset(t, i), bytes);
+                        break;
+                    case 1:
+                        s = region->Write(offset(t, i), bytes);
+                        s = s.ok() ? region->Persist(offset(t, i), kRecord) : s;
+                        break;
+                    case 2: {
+                        client::Batch batch;
+                        batch.Write(offset(t, i), bytes);
+                        s = region->Commit(batch);
+                        break;
+                    }
+                    default:
+                        s = region->WritePersistAsync(offset(t, i), bytes).get();
+                }
+                std::vector<std::byte> back(kRecord);
+                if (s.ok())
+                    s = region->Read(offset(t, i), back, (t + i) % 3);
+                if (!s.ok() || back != bytes)
+                    ++failed;
+            }
+        });
+    for (auto &thread : threads)
+        thread.join();
+    EXPECT_EQ(failed, 0u);
+    for (size_t r = 0; r < 3; ++r) {
+        const auto all = ReadAll(*region, r, 0, kThreads * kEach * kRecord);
+        for (size_t t = 0; t < kThreads; ++t)
+            for (size_t i = 0; i < kEach; ++i) {
+                const auto expected = record(t, i);
+                ASSERT_TRUE(std::equal(expected.begin(), expected.end(),
+                                       all.begin() + static_cast<std::ptrdiff_t>(offset(t, i))))
+                    << "replica " << r << " thread " << t << " record " << i;
+            }
+    }
+    for (const auto &info : region->replicas())
+        EXPECT_EQ(info.state, ReplicaState::kLive);
 }
 
 TEST_F(ClientTest, RegisteredBuffersGoWithoutCopyAndUnregister) {
