@@ -183,6 +183,13 @@ class Region {
 
     // Registers `bytes` with every replica so that operations on spans
     // inside it go without a copy. Keep it alive until UnregisterBuffer.
+    // Zero copy means replicas read the bytes when they are sent, which for
+    // a laggard is after the operation returned: with a quorum smaller than
+    // the set, bytes written from a registered buffer must stay unchanged
+    // until UnregisterBuffer (which waits for laggards), or a laggard may
+    // store the new ones and still confirm. Buffers refilled for every
+    // write behind such a quorum belong in the staging ring (unregistered),
+    // whose slots are reused only once every replica is done with them.
     Status RegisterBuffer(std::span<std::byte> bytes);
     // Waits for every operation that may still use it (laggards included),
     // then deregisters it. kNotFound when it was not registered.
