@@ -522,6 +522,16 @@ TEST_F(RpmactlTest, PutReplicatesAFileGetReadsItBackFromEachAndVerifyFindsCorrup
         EXPECT_EQ(memcmp(read.data(), bytes.data(), bytes.size()), 0) << "replica " << r;
     }
 
+    // get --json: one object, the server read from among the replicas.
+    Outcome got = Run(Concat(servers, {"--json", "get", "replicated:4096", "100",
+                                       home_ + "/json-out", "--replica", "2"}));
+    ASSERT_EQ(got.code(), 0) << got.described;
+    EXPECT_EQ(got.json()["region"], "replicated");
+    EXPECT_EQ(got.json()["offset"], 4096);
+    EXPECT_EQ(got.json()["bytes"], 100);
+    ASSERT_EQ(got.json()["replicas"].size(), 1u) << got.out;
+    EXPECT_EQ(got.json()["replicas"][0]["server"], daemons[2]->control());
+
     // An offset: the second half lands where asked.
     Outcome at_offset = Run(Concat(servers, {"put", file, "replicated:65536"}));
     ASSERT_EQ(at_offset.code(), 0) << at_offset.described;
