@@ -16,7 +16,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev libsystemd-dev nlohmann-json3-dev
   # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox openssl valgrind
+  libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox file openssl valgrind
   # the service and its manual pages: systemd-analyze verify/security, man
   # --warnings, /bin/kill (ExecReload), setpriv (runs rpmad as a user)
   systemd man-db groff-base procps util-linux
