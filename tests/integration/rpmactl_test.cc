@@ -684,6 +684,16 @@ TEST_F(RpmactlTest, BenchMeasuresEachReplicaCountAndWritesACsvThatPlotShReads) {
     EXPECT_EQ(std::count(lines[2].begin(), lines[2].end(), ','), 8) << lines[2];
     EXPECT_EQ(lines[3].rfind("stream_bandwidth,1048576,", 0), 0u) << lines[3];
     EXPECT_EQ(std::count(lines[3].begin(), lines[3].end(), ','), 8) << lines[3];
+    // And it plots, each replica count a series of its own.
+    std::string error;
+    auto plot = Process::Start({"/bin/bash", Runfile("bench/plot.sh"), csv, home_ + "/bench.png"},
+                               {}, &error);
+    ASSERT_NE(plot, nullptr) << error;
+    auto plotted = plot->Wait(kRunTimeout);
+    ASSERT_TRUE(plotted && plotted->Success()) << plot->Describe();
+    for (const char *series :
+         {"series: all replicas\n", "series: 1 replica\n", "series: 2 replicas\n", "wrote "})
+        EXPECT_NE(plot->Stdout().find(series), std::string::npos) << series << plot->Describe();
 
     Outcome json = Run(Concat(Concat(servers, small), {"--json"}));
     ASSERT_EQ(json.code(), 0) << json.described;
