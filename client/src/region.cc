@@ -264,6 +264,16 @@ Region::Impl::Registered *Region::Impl::Lookup(const void *data, size_t length) 
     return nullptr;
 }
 
+Region::Impl::Registered *Region::Impl::SendsFrom(std::span<const std::byte> bytes) {
+    Registered *r = Lookup(bytes.data(), bytes.size());
+    if (r == nullptr || quorum_ >= members_.size())
+        return r;
+    size_t posted_to = 0;
+    for (const Member &m : members_)
+        posted_to += m.state != ReplicaState::kFailed;
+    return quorum_ >= posted_to ? r : nullptr;
+}
+
 Status Region::Impl::PostWrite(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
                                uint64_t *last_seq, bool persist_next) {
     auto post = [&](size_t buffer, size_t local, uint64_t at, size_t length, bool confirmed) {
@@ -276,7 +286,7 @@ Status Region::Impl::PostWrite(const Op &op, uint64_t offset, std::span<const st
         *last_seq = seq;
         return seq;
     };
-    if (Registered *r = Lookup(bytes.data(), bytes.size())) {
+    if (Registered *r = SendsFrom(bytes)) {
         if (Status s = EnsureRoom(op, false); !s.ok())
             return s;
         r->last_seq = post(r->id, static_cast<size_t>(bytes.data() - r->bytes.data()), offset,
@@ -430,10 +440,10 @@ Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
         return s;
     uint64_t seq = 0;
     for (size_t i = 0; i < count; ++i) {
-        // The last write, and writes from registered buffers (no later slot
-        // waits for them), are confirmed by the persist.
-        const bool persist_next =
-            i + 1 == count || Lookup(entries[i].bytes.data(), entries[i].bytes.size()) != nullptr;
+        // The last write, and writes sent from registered buffers (no later
+        // slot waits for them), are confirmed by the persist; a registered
+        // buffer's bytes that are staged must complete by themselves.
+        const bool persist_next = i + 1 == count || SendsFrom(entries[i].bytes) != nullptr;
         if (Status s = PostWrite(op, entries[i].offset, entries[i].bytes, &seq, persist_next);
             !s.ok())
             return s;

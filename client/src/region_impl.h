@@ -217,6 +217,13 @@ class Region::Impl {
     Status AwaitSole(const Op &op, size_t i, const Done &done);
 
     Registered *Lookup(const void *data, size_t length);
+    // The registered buffer holding `bytes` when a write may send from it
+    // directly, else nullptr (unregistered, or to be staged). Directly only
+    // when the operation waits for every replica it posts to (the quorum is
+    // every replica not failed): behind a smaller quorum a laggard may still
+    // be sending from the buffer after the call returned, and would store,
+    // and confirm, whatever the application wrote there since.
+    Registered *SendsFrom(std::span<const std::byte> bytes);
     // Posts `bytes` to every replica not failed; *last_seq is the seq of its
     // last work request. `persist_next`: a persist posted later in this
     // operation confirms that last work request (Replica::PostWrite's

@@ -46,13 +46,23 @@
 //
 // Buffers. Unregistered buffers are copied into a registered staging ring
 // (8 slots of 1 MiB, registered once per replica at Open); nothing is
-// registered on the hot path. Buffers given to RegisterBuffer are written
-// from and read into directly (zero copy), registered once per replica and
-// reused until UnregisterBuffer. Measured (client/BENCH.md): at 4 KiB the
-// two cost the same latency (the copy is ~450 instructions of a ~20 us
-// write + persist); streaming 1 MiB writes, a registered buffer reaches
-// 0.94x raw TCP and the staging ring 0.70x. So register large long-lived
-// buffers; small writes need not be.
+// registered on the hot path. A slot is reused only once every replica not
+// failed is done with it, laggards included, so a write larger than the
+// ring (8 MiB) waits for its ninth piece until the slowest replica took its
+// first (at most operation_timeout: then that replica is marked failed).
+// Buffers given to RegisterBuffer are written from and read into directly
+// (zero copy), registered once per replica and reused until
+// UnregisterBuffer, whenever the operation waits for every replica it is
+// sent to: when the quorum is as large as the replicas not failed (the
+// default quorum, all; or 2 of 3 once one failed). Behind a smaller quorum, writes from them are
+// copied into the staging ring like any others: a laggard still sending from the buffer after the
+// call returned would store, and confirm, bytes the application wrote there since. Either way a
+// buffer may be reused as soon as the call returned. Measured (client/BENCH.md): at 4 KiB the two
+// cost the same latency (the copy is ~450 instructions of a ~20 us write + persist); streaming 1
+// MiB writes, a registered buffer reaches 0.94x raw TCP and the staging ring 0.70x. So register
+// large long-lived buffers; small writes need not be. Behind a quorum smaller than the set,
+// registering gains nothing on writes (they pay the copy, and wait when a laggard is a whole ring
+// behind); reads still go without a copy.
 //
 // Threads. A Region is thread-safe: operations are serialized by one mutex
 // (so an operation's latency includes waiting for others). The *Async
@@ -182,14 +192,14 @@ class Region {
     std::future<Status> ReadAsync(uint64_t offset, std::span<std::byte> out, size_t replica);
 
     // Registers `bytes` with every replica so that operations on spans
-    // inside it go without a copy. Keep it alive until UnregisterBuffer.
-    // Zero copy means replicas read the bytes when they are sent, which for
-    // a laggard is after the operation returned: with a quorum smaller than
-    // the set, bytes written from a registered buffer must stay unchanged
-    // until UnregisterBuffer (which waits for laggards), or a laggard may
-    // store the new ones and still confirm. Buffers refilled for every
-    // write behind such a quorum belong in the staging ring (unregistered),
-    // whose slots are reused only once every replica is done with them.
+    // inside it go without a copy: reads always (only the replica read
+    // from touches it, and the read returns once it answered), writes when
+    // the operation waits for every replica it is sent to. Behind a quorum
+    // smaller than the replicas not failed, writes from it are staged (see
+    // Buffers above), since a laggard would send from it after the call
+    // returned. Keep it alive until UnregisterBuffer; its bytes may change
+    // as soon as a call that used them returned (an async one: its future
+    // is ready).
     Status RegisterBuffer(std::span<std::byte> bytes);
     // Waits for every operation that may still use it (laggards included),
     // then deregisters it. kNotFound when it was not registered.
