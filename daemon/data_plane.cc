@@ -554,12 +554,17 @@ void DataPlane::OnCompletions(Link &link) {
         const uint64_t session_id = link.session_id;
         for (int i = 0; i < *count; ++i) {
             const ibv_wc &done = completions[i];
+            if (done.status == IBV_WC_WR_FLUSH_ERR) {
+                // The queue pair is going down: the connection's own event
+                // (closed by the client, or lost) follows, says which, and
+                // closes the session.
+                return;
+            }
             if (done.status != IBV_WC_SUCCESS) {
                 // A failed receive or response: the connection is broken.
-                if (done.status != IBV_WC_WR_FLUSH_ERR)
-                    Log().warn("session {}: {} failed: {}", wire::SessionIdString(session_id),
-                               done.opcode == IBV_WC_RECV ? "a receive" : "a response",
-                               ibv_wc_status_str(done.status));
+                Log().warn("session {}: {} failed: {}", wire::SessionIdString(session_id),
+                           done.opcode == IBV_WC_RECV ? "a receive" : "a response",
+                           ibv_wc_status_str(done.status));
                 return Close(session_id, true);
             }
             if (done.opcode == IBV_WC_RECV) {

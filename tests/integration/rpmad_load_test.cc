@@ -234,6 +234,37 @@ TEST_F(RpmadLoadTest, SixtyFourConcurrentClientsAllSucceedAndLeaveNothingBehind)
     EXPECT_EQ(stats.connections(), 0u);
 }
 
+// A GPSPM session has receives posted for its flush requests; a clean
+// disconnect flushes them, which is the end of the connection, not an
+// error: the daemon counts none and logs each as a disconnect.
+TEST_F(RpmadLoadTest, GpspmClientsThatDisconnectCleanlyCountNoErrors) {
+    RpmadOptions options;
+    options.pool_dir = TempPath("gpspm-pool");
+    options.config_yaml = "data:\n  persistence: gpspm\n";
+    std::string error;
+    auto gpspm = Rpmad::Start(options, &error);
+    ASSERT_NE(gpspm, nullptr) << error;
+    for (int region = 0; region < kRegions; ++region)
+        ASSERT_TRUE(gpspm->CreateRegion(RegionName(region), kRegionSize).ok());
+    ExpectAllSucceeded(RunClients(kRegions, [&](int i) -> std::string {
+        v1::OpenSessionResponse session;
+        if (const grpc::Status status = gpspm->OpenSession(RegionName(i), &session); !status.ok())
+            return "OpenSession: " + status.error_message();
+        rpma_conn_event event;
+        auto connection = SessionClient::Connect(session, &event);
+        if (connection == nullptr)
+            return std::string("connect: ") + rpma_utils_conn_event_2str(event);
+        if (connection->Write(0, Pattern(kChunk, 9)) != IBV_WC_SUCCESS)
+            return "write failed";
+        const auto response = connection->GpspmFlush(0, kChunk);
+        if (!response || response->status != rpmad::wire::FlushStatus::kOk)
+            return "the flush request was not answered kOk";
+        return connection->Disconnect() ? "" : "disconnect did not end in CLOSED";
+    }));
+    ASSERT_TRUE(WaitIdle(*gpspm));
+    EXPECT_EQ(ActivityOf(*gpspm).errors, 0u);
+}
+
 TEST_F(RpmadLoadTest, AClientKilledWithoutDisconnectingIsCleanedUpWhileOthersWork) {
     const pid_t pid = rpmad_->process().pid();
     ExpectAllSucceeded(RunClients(kRegions, [&](int i) { return ClientRound(*rpmad_, i); }));
