@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <set>
 
 #include "client/rpmactl/command.h"
 #include "client/rpmactl/daemons.h"
@@ -35,6 +36,14 @@ std::string PersistenceName(v1::Persistence persistence) {
         default:
             return "-";
     }
+}
+
+// A data-plane counter, or "unknown" where the daemon's provider cannot see
+// one-sided operations (verbs: the NIC applies them).
+std::string Counter(bool available, uint64_t value, bool bytes) {
+    if (!available)
+        return "unknown";
+    return bytes ? FormatSize(value) + " (" + std::to_string(value) + ")" : std::to_string(value);
 }
 
 std::string Health(const v1::Region &region) {
@@ -177,6 +186,18 @@ int RegionInfo(const Settings &settings, const AdminArgs &args) {
                 row("backing", [](const v1::Region &r) { return r.backing(); });
                 row("sessions",
                     [](const v1::Region &r) { return std::to_string(r.open_sessions()); });
+                row("bytes written", [](const v1::Region &r) {
+                    return Counter(r.data_plane_counters_available(), r.bytes_written(), true);
+                });
+                row("bytes read", [](const v1::Region &r) {
+                    return Counter(r.data_plane_counters_available(), r.bytes_read(), true);
+                });
+                row("remote flushes", [](const v1::Region &r) {
+                    return Counter(r.data_plane_counters_available(), r.remote_flushes(), false);
+                });
+                row("bytes persisted", [](const v1::Region &r) {
+                    return Counter(r.data_plane_counters_available(), r.bytes_persisted(), true);
+                });
                 row("created",
                     [](const v1::Region &r) { return FormatUnixTime(r.created_unix_seconds()); });
                 row("health", Health);
@@ -284,13 +305,21 @@ int Stats(const Settings &settings) {
                     header.push_back(answer->daemon->address());
                     values.push_back(ToJson(answer->response));
                 }
+                // What one-sided operations did, where the provider sees them.
+                const std::set<std::string> data_plane = {"bytes_written", "bytes_read",
+                                                          "remote_flushes", "bytes_persisted"};
                 Table table(header);
                 for (const auto &[key, unused] : values.front().items()) {
                     std::vector<std::string> cells = {key};
-                    for (const Json &value : values)
-                        cells.push_back(value[key].is_string()
-                                            ? value[key].template get<std::string>()
-                                            : value[key].dump());
+                    for (const Json &value : values) {
+                        if (data_plane.count(key) &&
+                            !value.value("data_plane_counters_available", false))
+                            cells.push_back("unknown");
+                        else
+                            cells.push_back(value[key].is_string()
+                                                ? value[key].template get<std::string>()
+                                                : value[key].dump());
+                    }
                     table.AddRow(cells);
                 }
                 table.Print();
