@@ -112,6 +112,11 @@ void Region::Impl::MarkFailed(size_t i, Status why, const Op &op) {
     m.error =
         Status(why.code(), "failed during " + op.ToString() + ": " + why.message() + Unconfirmed(i))
             .WithReplica(i, m.address);
+    // At once: the staging slots and registered buffers it was given count
+    // as free from now on (it is no longer waited for), so no late answer
+    // of its may reach them.
+    if (m.replica)
+        m.replica->Close(m.error);
     if (options_.on_failure)
         options_.on_failure(m.error);
 }

@@ -108,6 +108,10 @@ class Region::Impl {
         // The last seq posted before it joined (Readd): what came before is
         // not its to confirm.
         uint64_t joined_after = 0;
+        // The session of a connection that Readd dropped and whose end the
+        // daemon has not been seen to reach: until it has, the daemon may
+        // still apply that connection's queued writes, over a resync's copy.
+        std::string draining_session;
     };
     // An operation the quorum acknowledged, and the seq that confirms it.
     struct Acknowledged {
@@ -148,6 +152,9 @@ class Region::Impl {
     Status RegisterBuffer(std::span<std::byte> bytes);
     Status UnregisterBuffer(std::span<std::byte> bytes);
     Status Readd(size_t index, const ProgressCallback &progress, const std::string &new_address);
+    // Waits, up to operation_timeout, until the daemon behind `control` no
+    // longer has session `session_id` (Readd's barrier).
+    Status AwaitSessionEnd(ControlPlane &control, const std::string &session_id) const;
     std::future<Status> Submit(std::function<Status()> work);
 
     uint64_t size() const { return size_; }

@@ -1,7 +1,9 @@
 // Region::Readd: a failed replica brought back by copying the region from
 // a live one before it counts toward the quorum again.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "region_impl.h"
 
@@ -17,7 +19,12 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
     if (m.state != ReplicaState::kFailed)
         return Status(StatusCode::kInvalidArgument, "readd: replica " + std::to_string(index) +
                                                         " (" + m.address + ") is not failed");
-    m.replica.reset();  // the old session's connection, if any
+    if (m.replica) {
+        // Its connection was closed when it was marked failed; the daemon
+        // may not have seen that yet.
+        m.draining_session = m.replica->session_id();
+        m.replica.reset();
+    }
     // A new channel also to the old address: the old one's connection may be
     // waiting out a reconnect backoff that began when the daemon died.
     const std::string address = new_address.empty() ? m.address : new_address;
@@ -26,6 +33,11 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
         return control.status().WithReplica(index, address);
     m.control = std::move(*control);
     m.address = address;
+    if (!m.draining_session.empty()) {
+        if (Status s = AwaitSessionEnd(*m.control, m.draining_session); !s.ok())
+            return s.WithReplica(index, m.address);
+        m.draining_session.clear();
+    }
     auto replica =
         Replica::Connect(*m.control, name_, size_, options_.operation_timeout, m.data_address);
     if (!replica.ok())
@@ -101,6 +113,43 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
         return members_[index].error;
     members_[index].state = ReplicaState::kLive;
     return Status();
+}
+
+Status Region::Impl::AwaitSessionEnd(ControlPlane &control, const std::string &session_id) const {
+    // rpmad ends a session only on its connection's CLOSED or LOST event,
+    // which the tcp provider delivers after applying every byte the
+    // connection carried before it (on verbs the QP's end is the same
+    // barrier): once the session is gone, no write of the old connection
+    // lands any more, and the copy cannot be overwritten by one. A daemon
+    // that restarted has no such session (session ids are random), nor a
+    // daemon at another address. No notification exists for this, so the
+    // list is asked again after a pause that grows from 1 ms to 50 ms.
+    const auto deadline = std::chrono::steady_clock::now() + options_.operation_timeout;
+    std::chrono::milliseconds pause{1};
+    for (;;) {
+        ::rpmad::v1::ListSessionsRequest request;
+        request.set_region(name_);
+        ::rpmad::v1::ListSessionsResponse sessions;
+        const grpc::Status listed =
+            control.sessions().ListSessions(control.Context().get(), request, &sessions);
+        if (!listed.ok())
+            return FromGrpc(listed, control.address());
+        const bool open = std::any_of(
+            sessions.sessions().begin(), sessions.sessions().end(),
+            [&](const ::rpmad::v1::Session &s) { return s.session_id() == session_id; });
+        if (!open)
+            return Status();
+        if (std::chrono::steady_clock::now() >= deadline)
+            return Status(StatusCode::kDeadlineExceeded,
+                          "readd: the daemon still has the replica's previous session " +
+                              session_id + " open " +
+                              std::to_string(options_.operation_timeout.count()) +
+                              " ms after its connection was closed, and may still apply writes "
+                              "that connection queued, over the copy: Readd again once the "
+                              "daemon runs (not stopped) and has closed it (rpmactl session list)");
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(50));
+    }
 }
 
 }  // namespace rpma::client

@@ -185,6 +185,18 @@ Replica::~Replica() {
     conn_.reset();
 }
 
+void Replica::Close(Status why) {
+    (void)Fail(why.ok() ? Status(StatusCode::kDataPlane, "closed") : std::move(why));
+    if (!conn_)
+        return;
+    // Every use of the connection checks failed() first, so none follows.
+    // No wait for CLOSED: the daemon may be the reason this replica failed.
+    (void)conn_->Disconnect();
+    conn_.reset();
+    cq_ = nullptr;
+    cq_fd_ = event_fd_ = -1;
+}
+
 Status Replica::Register(size_t id, std::span<std::byte> bytes) {
     if (buffers_.size() <= id)
         buffers_.resize(id + 1);

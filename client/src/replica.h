@@ -57,6 +57,18 @@ class Replica {
     bool failed() const { return !failure_.ok(); }
     const Status &failure() const { return failure_; }
 
+    // Ends the replica at once for `why` (kept as failure() unless one came
+    // first): disconnects and deletes the data-plane connection and its
+    // queue pair, so that nothing the daemon still answers — a late READ's
+    // bytes, any completion — reaches local memory (the staging ring, the
+    // application's buffers) afterwards; the tcp provider discards what
+    // arrives for a destroyed queue pair, and on verbs destroying it stops
+    // the NIC's DMA. The region marks a replica failed with this: local
+    // memory a failed replica was given is reused at once. The registered
+    // buffers stay registered until the Replica goes (Readd, the region's
+    // end), as the connection's last sends may still read them.
+    void Close(Status why);
+
     // Non-blocking posts; every work request carries the region-wide
     // sequence number `seq`, and completes in posting order.
     //

@@ -38,7 +38,10 @@
 // error, during which operation, and which earlier operations the quorum
 // acknowledged without its confirmation: "it had not confirmed 7 earlier
 // operations ..., from write+persist of 4096 bytes at 81920 to ...") and
-// excluded from every later operation.
+// excluded from every later operation. Its data-plane connection is closed
+// at once, so nothing it answers late (a timed-out read's bytes) reaches
+// the staging ring or a registered buffer, which live replicas reuse from
+// then on; reading from it fails with kFailedPrecondition until Readd.
 // An operation never counts a replica that did not confirm it. With fewer
 // live replicas than the quorum an operation fails with kQuorumLost. Readd
 // brings a failed replica back: a new session, the whole region copied from
@@ -205,18 +208,24 @@ class Region {
     // then deregisters it. kNotFound when it was not registered.
     Status UnregisterBuffer(std::span<std::byte> bytes);
 
-    // Brings failed replica `replica` back: a new session (creating the
-    // region if the daemon lost it), then the whole region is copied from a
-    // live replica in 1 MiB chunks (read, write, persist), `progress` called
-    // after each; writes made meanwhile go to it too. Only when the copy is
-    // durable does it count toward the quorum again. Errors:
-    // kInvalidArgument (index out of range, replica not failed), the
-    // daemon's errors, kDataPlane (the copy failed; the replica stays
-    // failed), kQuorumLost (no live replica to copy from). `new_address`,
-    // when not empty, is where the replica's daemon listens now (restarted
-    // on another port or host); replicas() shows it from then on. Either
-    // way the control plane gets a new channel, so a daemon restarted on
-    // its old address is reached at once.
+    // Brings failed replica `replica` back. First it waits (up to
+    // operation_timeout) until the replica's daemon has ended its previous
+    // session: the writes that connection had queued (a stopped or slow
+    // daemon works through them after it failed) are applied by then, and
+    // none lands over the copy; a restarted daemon has no such session.
+    // Then a new session (creating the region if the daemon lost it), and
+    // the whole region is copied from a live replica in 1 MiB chunks (read,
+    // write, persist), `progress` called after each; writes made meanwhile
+    // go to it too. Only when the copy is durable does it count toward the
+    // quorum again. Errors: kInvalidArgument (index out of range, replica
+    // not failed), the daemon's errors, kDeadlineExceeded (the daemon still
+    // has the previous session: Readd again once it runs and has closed
+    // it), kDataPlane (the copy failed; the replica stays failed),
+    // kQuorumLost (no live replica to copy from). `new_address`, when not
+    // empty, is where the replica's daemon listens now (restarted on
+    // another port or host); replicas() shows it from then on. Either way
+    // the control plane gets a new channel, so a daemon restarted on its
+    // old address is reached at once.
     Status Readd(size_t replica, const ProgressCallback &progress = nullptr,
                  const std::string &new_address = "");
 
