@@ -340,6 +340,45 @@ TEST_F(ClientFailureTest, LateReadAnswerOfAFailedReplicaNeverReachesTheReusedSta
     EXPECT_EQ(Sessions(kLaggard), 1);
 }
 
+TEST_F(ClientFailureTest, LateReadAnswerOfAFailedReplicaNeverReachesARegisteredBuffer) {
+    auto region = Open(std::chrono::seconds(3));
+    ASSERT_NE(region, nullptr);
+    const std::vector<std::byte> old_bytes = Pattern(kSlot, 9);
+    ASSERT_TRUE(region->WritePersist(7 * kSlot, old_bytes).ok());
+    std::vector<std::byte> buffer(8 * kSlot);
+    ASSERT_TRUE(region->RegisterBuffer(buffer).ok());
+    const std::vector<std::byte> fresh = Pattern(8 * kSlot, 10);
+    {
+        Stopped laggard(Pid(kLaggard));
+        ASSERT_TRUE(laggard.stopped());
+        // Into the buffer's last MiB, directly (zero copy).
+        const client::Status read =
+            region->Read(7 * kSlot, std::span(buffer).subspan(7 * kSlot), kLaggard);
+        ASSERT_EQ(read.code(), client::StatusCode::kDeadlineExceeded) << read.ToString();
+        ASSERT_EQ(region->replicas()[kLaggard].state, ReplicaState::kFailed);
+        // The read returned: the buffer is the application's again.
+        std::copy(fresh.begin(), fresh.end(), buffer.begin());
+        // Sent from the buffer (the quorum is every replica left); with the
+        // live daemons stopped its last MiB waits in the client to be sent
+        // while the laggard answers the read into it.
+        Stopped first(Pid(0)), second(Pid(1));
+        ASSERT_TRUE(first.stopped() && second.stopped());
+        std::future<client::Status> write = region->WritePersistAsync(0, buffer);
+        laggard.Resume();
+        EXPECT_TRUE(AwaitSessions(kLaggard, 0))
+            << "the failed replica's daemon still has the session: its connection stayed open "
+               "after it was marked failed, and its late answers still reach local memory";
+        first.Resume();
+        second.Resume();
+        const client::Status written = write.get();
+        ASSERT_TRUE(written.ok()) << written.ToString();
+    }
+    EXPECT_TRUE(buffer == fresh) << "the late answer landed in the application's buffer";
+    EXPECT_TRUE(region->UnregisterBuffer(buffer).ok());
+    for (size_t r : {size_t{0}, size_t{1}})
+        ExpectHolds(*region, r, 0, fresh);
+}
+
 // The natural case: a daemon stopped with MiB of writes queued, resumed
 // and readded at once. Whether it works through its socket before the copy
 // reaches the same bytes is a race (it usually does); the proxy case below
