@@ -29,6 +29,7 @@
 #include "rpma/client/region.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
+#include "tests/integration/stopped_daemon.h"
 
 namespace rpma::testing {
 namespace {
@@ -42,30 +43,6 @@ constexpr size_t kSlot = size_t{1} << 20;  // a staging slot (region.h)
 constexpr uint64_t kRegionSize = uint64_t{16} << 20;
 constexpr size_t kLaggard = 2;
 constexpr char kRegion[] = "failure";
-
-// SIGSTOPs a daemon and SIGCONTs it when it goes out of scope, so that a
-// failed assertion never leaves a stopped rpmad behind.
-class Stopped {
-  public:
-    explicit Stopped(pid_t pid) : pid_(pid) {
-        sent_ = kill(pid_, SIGSTOP) == 0;
-        // The daemon is the test's child: wait until it has stopped.
-        siginfo_t info{};
-        stopped_ = sent_ && waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WNOWAIT) == 0;
-    }
-    ~Stopped() { Resume(); }
-    bool stopped() const { return stopped_; }
-    void Resume() {
-        if (sent_)
-            kill(pid_, SIGCONT);
-        sent_ = stopped_ = false;
-    }
-
-  private:
-    pid_t pid_;
-    bool sent_ = false;
-    bool stopped_ = false;
-};
 
 // A TCP proxy on 127.0.0.1 to 127.0.0.1:target for a replica's data plane.
 // Hold() holds what the connections open now send to the daemon: the proxy

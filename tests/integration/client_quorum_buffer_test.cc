@@ -26,6 +26,7 @@
 #include "rpma/client/region.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
+#include "tests/integration/stopped_daemon.h"
 
 namespace rpma::testing {
 namespace {
@@ -44,31 +45,6 @@ using client::ReplicaState;
 constexpr size_t kRing = size_t{8} << 20;
 constexpr uint64_t kRegionSize = uint64_t{16} << 20;
 constexpr size_t kLaggard = 2;
-
-// SIGSTOPs a daemon and SIGCONTs it when it goes out of scope, so that a
-// failed assertion never leaves a stopped rpmad behind.
-class Stopped {
-  public:
-    explicit Stopped(pid_t pid) : pid_(pid) {
-        sent_ = kill(pid_, SIGSTOP) == 0;
-        // The daemon is the test's child: wait until it has stopped (a
-        // signal is delivered asynchronously), not a moment longer.
-        siginfo_t info{};
-        stopped_ = sent_ && waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WNOWAIT) == 0;
-    }
-    ~Stopped() { Resume(); }
-    bool stopped() const { return stopped_; }
-    void Resume() {
-        if (sent_)
-            kill(pid_, SIGCONT);
-        sent_ = stopped_ = false;
-    }
-
-  private:
-    pid_t pid_;
-    bool sent_ = false;
-    bool stopped_ = false;
-};
 
 class ClientQuorumBufferTest : public ::testing::Test {
   protected:
