@@ -53,16 +53,9 @@ constexpr char kRegion[] = "failure";
 class HoldingProxy {
   public:
     explicit HoldingProxy(int target) : target_(target) {
-        listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in address = Loopback(0);
-        socklen_t length = sizeof(address);
-        if (listen_fd_ < 0 ||
-            bind(listen_fd_, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0 ||
-            listen(listen_fd_, 16) != 0 ||
-            getsockname(listen_fd_, reinterpret_cast<sockaddr *>(&address), &length) != 0)
-            return;
-        port_ = ntohs(address.sin_port);
-        threads_.emplace_back([this] { Accept(); });
+        listen_fd_ = ListenOnLoopback(&port_);
+        if (listen_fd_ >= 0)
+            threads_.emplace_back([this] { Accept(); });
     }
     ~HoldingProxy() {
         Release();
@@ -123,13 +116,6 @@ class HoldingProxy {
         std::vector<char> pending;
     };
 
-    static sockaddr_in Loopback(int port) {
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_port = htons(static_cast<uint16_t>(port));
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        return address;
-    }
     static void WriteAll(int fd, const char *data, size_t size) {
         for (size_t done = 0; done < size;) {
             const ssize_t w = write(fd, data + done, size - done);
@@ -145,7 +131,7 @@ class HoldingProxy {
             if (client < 0)
                 return;  // shut down
             const int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            const sockaddr_in target = Loopback(target_);
+            const sockaddr_in target = LoopbackAddress(target_);
             std::lock_guard lock(mu_);
             if (stopping_ ||
                 connect(server, reinterpret_cast<const sockaddr *>(&target), sizeof(target)) != 0) {
@@ -192,15 +178,7 @@ class HoldingProxy {
 
 class ClientFailureTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        for (size_t i = 0; i < daemons_.size(); ++i) {
-            RpmadOptions options;
-            options.pool_dir = TempPath("failure-pool" + std::to_string(i));
-            std::string error;
-            daemons_[i] = Rpmad::Start(options, &error);
-            ASSERT_NE(daemons_[i], nullptr) << error;
-        }
-    }
+    void SetUp() override { ASSERT_EQ(StartEach(daemons_, "failure-pool"), ""); }
     // Quorum 2 of the three; `timeout` is operation_timeout;
     // `data_addresses` as in ReplicaSet.
     std::unique_ptr<Region> Open(std::chrono::milliseconds timeout,

@@ -48,15 +48,7 @@ constexpr size_t kLaggard = 2;
 
 class ClientQuorumBufferTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        for (size_t i = 0; i < daemons_.size(); ++i) {
-            RpmadOptions options;
-            options.pool_dir = TempPath("quorum-buffer-pool" + std::to_string(i));
-            std::string error;
-            daemons_[i] = Rpmad::Start(options, &error);
-            ASSERT_NE(daemons_[i], nullptr) << error;
-        }
-    }
+    void SetUp() override { ASSERT_EQ(StartEach(daemons_, "quorum-buffer-pool"), ""); }
     // Quorum 2 of the three; `timeout` is operation_timeout.
     std::unique_ptr<Region> Open(std::chrono::milliseconds timeout) {
         ReplicaSet set;

@@ -44,16 +44,9 @@ constexpr size_t kRecord = 4096;
 class TcpProxy {
   public:
     explicit TcpProxy(int target) : target_(target) {
-        listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in address = Loopback(0);
-        socklen_t length = sizeof(address);
-        if (listen_fd_ < 0 ||
-            bind(listen_fd_, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0 ||
-            listen(listen_fd_, 16) != 0 ||
-            getsockname(listen_fd_, reinterpret_cast<sockaddr *>(&address), &length) != 0)
-            return;
-        port_ = ntohs(address.sin_port);
-        threads_.emplace_back([this] { Accept(); });
+        listen_fd_ = ListenOnLoopback(&port_);
+        if (listen_fd_ >= 0)
+            threads_.emplace_back([this] { Accept(); });
     }
     ~TcpProxy() {
         {
@@ -79,21 +72,13 @@ class TcpProxy {
     void Cut() { cut_ = true; }
 
   private:
-    static sockaddr_in Loopback(int port) {
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_port = htons(static_cast<uint16_t>(port));
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        return address;
-    }
-
     void Accept() {
         for (;;) {
             const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
             if (client < 0)
                 return;  // shut down
             const int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            const sockaddr_in target = Loopback(target_);
+            const sockaddr_in target = LoopbackAddress(target_);
             std::lock_guard lock(mu_);
             fds_.push_back(client);
             fds_.push_back(server);

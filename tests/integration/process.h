@@ -5,6 +5,7 @@
 #ifndef TESTS_INTEGRATION_PROCESS_H
 #define TESTS_INTEGRATION_PROCESS_H
 
+#include <netinet/in.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -78,6 +79,12 @@ class Process {
 // A TCP port on 127.0.0.1 that nothing listened on a moment ago (the kernel's
 // pick), never the same one twice in a process.
 int FreePort();
+
+// 127.0.0.1:port.
+sockaddr_in LoopbackAddress(int port);
+// A listening TCP socket on 127.0.0.1 at a port the kernel picks (in
+// *port); -1 when it cannot be made.
+int ListenOnLoopback(int *port);
 
 // The path of a runfile given relative to the workspace root, e.g. "examples/x/server".
 std::string Runfile(const std::string &path);

@@ -79,6 +79,18 @@ std::unique_ptr<Rpmad> Rpmad::Start(const RpmadOptions &options, std::string *er
     return rpmad;
 }
 
+std::string StartEach(std::span<std::unique_ptr<Rpmad>> daemons, const std::string &pool_prefix) {
+    for (size_t i = 0; i < daemons.size(); ++i) {
+        RpmadOptions options;
+        options.pool_dir = TempPath(pool_prefix + std::to_string(i));
+        std::string error;
+        daemons[i] = Rpmad::Start(options, &error);
+        if (daemons[i] == nullptr)
+            return error;
+    }
+    return "";
+}
+
 std::unique_ptr<v1::RegionService::Stub> Rpmad::Regions() const {
     return v1::RegionService::NewStub(channel_);
 }

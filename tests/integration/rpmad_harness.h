@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,11 @@ class Rpmad {
     std::string config_path_;
     std::shared_ptr<grpc::Channel> channel_;
 };
+
+// Starts one rpmad with default options per element of `daemons`, each with
+// a pool of its own (TempPath(pool_prefix + index)); "" when all came up,
+// else why one did not.
+std::string StartEach(std::span<std::unique_ptr<Rpmad>> daemons, const std::string &pool_prefix);
 
 // A data-plane connection of one session.
 class SessionClient {
