@@ -1,6 +1,5 @@
 #include "daemon/catalog.h"
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -201,7 +200,7 @@ StatusOr<LoadedCatalog> LoadCatalog(const std::string &pool_dir) {
     return loaded;
 }
 
-Status CommitCatalog(const std::string &pool_dir, const Catalog &catalog) {
+Replacement CommitCatalog(const std::string &pool_dir, const Catalog &catalog) {
     return ReplaceFileDurably(pool_dir + "/" + kCatalogFileName, EncodeCatalog(catalog),
                               pool_dir + "/" + kPreviousCatalogFileName);
 }
@@ -209,8 +208,9 @@ Status CommitCatalog(const std::string &pool_dir, const Catalog &catalog) {
 Status SetAsideDamagedCatalog(const std::string &pool_dir) {
     const std::string current_path = pool_dir + "/" + kCatalogFileName;
     const std::string damaged_path = pool_dir + "/" + kDamagedCatalogFileName;
-    if (std::rename(current_path.c_str(), damaged_path.c_str()) != 0 && errno != ENOENT) {
-        return ErrnoStatus(errno, "cannot move damaged " + current_path + " to " + damaged_path);
+    Status status = RenameFile(current_path, damaged_path);
+    if (!status.ok() && status.code() != StatusCode::kNotFound) {
+        return Status(status.code(), "cannot set the damaged catalog aside: " + status.message());
     }
     return SyncDirectory(pool_dir);
 }

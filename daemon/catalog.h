@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "daemon/durable_file.h"
 #include "daemon/status.h"
 
 namespace rpmad {
@@ -69,9 +70,11 @@ struct LoadedCatalog {
 StatusOr<LoadedCatalog> LoadCatalog(const std::string &pool_dir);
 
 // Durably replaces <pool_dir>/catalog by `catalog`, keeping the one replaced
-// as catalog.prev. On error (RESOURCE_EXHAUSTED, PERMISSION_DENIED,
-// INTERNAL; the message names the file) the old catalog stays in place.
-Status CommitCatalog(const std::string &pool_dir, const Catalog &catalog);
+// as catalog.prev (ReplaceFileDurably). Errors are RESOURCE_EXHAUSTED,
+// PERMISSION_DENIED or INTERNAL, the message naming the file; when the
+// answer is not `visible` the old catalog stays in place, when it is the new
+// one is what the next start reads, durable or not.
+Replacement CommitCatalog(const std::string &pool_dir, const Catalog &catalog);
 
 // Renames a damaged <pool_dir>/catalog to catalog.damaged so that the next
 // commit cannot push it into catalog.prev, and a person can still look at it.

@@ -142,7 +142,9 @@ StatusOr<size_t> Daemon::DeleteRegion(const std::string &name, bool force) {
     const auto closed = sessions_.CloseRegion(name);
     data_plane_->Withdraw(name);
     if (Status deleted = store_->Delete(name); !deleted.ok()) {
-        // Still in the catalog: serve it again rather than strand it.
+        // Still in the store (the catalog was left as it was): serve it
+        // again rather than strand it. A delete that reached the catalog
+        // without being durable took it out of the store all the same.
         if (auto region = store_->Get(name); region.ok())
             (void)data_plane_->Expose(*region);
         return deleted;

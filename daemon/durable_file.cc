@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -35,8 +36,24 @@ std::string DirectoryOf(const std::string &path) {
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// Writes all of `contents` and syncs it; the caller owns `fd`.
-Status WriteAndSync(int fd, std::string_view contents, const std::string &path) {
+std::atomic<StepHook> step_hook{nullptr};
+
+// The errno a test makes `step` fail with; 0 (run it) without a test hook.
+int InjectedError(const std::string &step) {
+    StepHook hook = step_hook.load();
+    return hook != nullptr ? hook(step) : 0;
+}
+
+// Creates `path` (or truncates it) with all of `contents`, synced.
+Status WriteNewFile(const std::string &path, std::string_view contents) {
+    if (int err = InjectedError("write " + path)) {
+        return ErrnoStatus(err, "cannot write " + path);
+    }
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return ErrnoStatus(errno, "cannot create " + path);
+    }
+    FdCloser closer(fd);
     while (!contents.empty()) {
         ssize_t n = write(fd, contents.data(), contents.size());
         if (n < 0) {
@@ -51,6 +68,33 @@ Status WriteAndSync(int fd, std::string_view contents, const std::string &path) 
         return ErrnoStatus(errno, "cannot sync " + path);
     }
     return Status();
+}
+
+// Makes `previous_path` the file `path` is now. The link is made beside it
+// and renamed over it, so that `previous_path` never goes missing: an older
+// generation is never removed before the one replacing it is in place.
+Status KeepAsPrevious(const std::string &path, const std::string &previous_path) {
+    const std::string link_path = previous_path + ".tmp";
+    Status status = RemoveFile(link_path);  // a crash may have left one
+    if (!status.ok() && status.code() != StatusCode::kNotFound) {
+        return status;
+    }
+    const std::string step = "link " + path + " as " + link_path;
+    int err = InjectedError(step);
+    if (err == 0 && link(path.c_str(), link_path.c_str()) != 0) {
+        err = errno;
+    }
+    if (err == ENOENT) {
+        return Status();  // nothing to keep: the previous generation stays
+    }
+    if (err != 0) {
+        return ErrnoStatus(err, "cannot keep " + path + " as " + link_path);
+    }
+    status = RenameFile(link_path, previous_path);
+    if (!status.ok()) {
+        unlink(link_path.c_str());
+    }
+    return status;
 }
 
 }  // namespace
@@ -74,6 +118,9 @@ Status ErrnoStatus(int err, std::string_view what) {
 }
 
 Status SyncDirectory(const std::string &dir) {
+    if (int err = InjectedError("sync " + dir)) {
+        return ErrnoStatus(err, "cannot sync directory " + dir);
+    }
     int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         return ErrnoStatus(errno, "cannot open directory " + dir + " to sync it");
@@ -83,6 +130,28 @@ Status SyncDirectory(const std::string &dir) {
         return ErrnoStatus(errno, "cannot sync directory " + dir);
     }
     return Status();
+}
+
+Status RenameFile(const std::string &from, const std::string &to) {
+    int err = InjectedError("rename " + from + " to " + to);
+    if (err == 0 && rename(from.c_str(), to.c_str()) != 0) {
+        err = errno;
+    }
+    if (err == ENOENT) {
+        return Status(StatusCode::kNotFound, "cannot rename " + from + ": it does not exist");
+    }
+    return err == 0 ? Status() : ErrnoStatus(err, "cannot rename " + from + " to " + to);
+}
+
+Status RemoveFile(const std::string &path) {
+    int err = InjectedError("remove " + path);
+    if (err == 0 && unlink(path.c_str()) != 0) {
+        err = errno;
+    }
+    if (err == ENOENT) {
+        return Status(StatusCode::kNotFound, "cannot remove " + path + ": it does not exist");
+    }
+    return err == 0 ? Status() : ErrnoStatus(err, "cannot remove " + path);
 }
 
 StatusOr<std::string> ReadWholeFile(const std::string &path) {
@@ -111,32 +180,25 @@ StatusOr<std::string> ReadWholeFile(const std::string &path) {
     }
 }
 
-Status ReplaceFileDurably(const std::string &path, std::string_view contents,
-                          const std::string &previous_path) {
+Replacement ReplaceFileDurably(const std::string &path, std::string_view contents,
+                               const std::string &previous_path) {
     const std::string tmp_path = path + ".tmp";
-    int fd = open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        return ErrnoStatus(errno, "cannot create " + tmp_path);
-    }
-    Status status = WriteAndSync(fd, contents, tmp_path);
-    close(fd);
+    Status status = WriteNewFile(tmp_path, contents);
     if (status.ok() && !previous_path.empty()) {
-        // Unlink, then link: a crash in between loses only the older
-        // generation, never `path` itself.
-        if (unlink(previous_path.c_str()) != 0 && errno != ENOENT) {
-            status = ErrnoStatus(errno, "cannot remove " + previous_path);
-        } else if (link(path.c_str(), previous_path.c_str()) != 0 && errno != ENOENT) {
-            status = ErrnoStatus(errno, "cannot keep " + path + " as " + previous_path);
-        }
+        status = KeepAsPrevious(path, previous_path);
     }
-    if (status.ok() && rename(tmp_path.c_str(), path.c_str()) != 0) {
-        status = ErrnoStatus(errno, "cannot rename " + tmp_path + " to " + path);
+    if (status.ok()) {
+        status = RenameFile(tmp_path, path);
     }
     if (!status.ok()) {
         unlink(tmp_path.c_str());
-        return status;
+        return {status, false};
     }
-    return SyncDirectory(DirectoryOf(path));
+    return {SyncDirectory(DirectoryOf(path)), true};
+}
+
+void SetStepHookForTesting(StepHook hook) {
+    step_hook.store(hook);
 }
 
 }  // namespace rpmad

@@ -176,7 +176,7 @@ Status RegionStore::LoadRegions() {
                                   "catalog from a backup, or move " +
                                   options_.pool_dir + " aside to start an empty pool.");
             }
-            Status status = CommitWith(&slots_);
+            Status status = CommitWith(&slots_).status;
             if (!status.ok()) {
                 return status;
             }
@@ -234,7 +234,7 @@ Status RegionStore::LoadRegions() {
         // Files the recovered catalog lacks may be regions created after
         // it: keep their data rather than clean them up as leftovers.
         AdoptUnlisted(*names);
-        Status status = CommitWith(&slots_);
+        Status status = CommitWith(&slots_).status;
         if (!status.ok()) {
             return status;
         }
@@ -361,10 +361,8 @@ void RegionStore::AdoptUnlisted(const std::vector<std::string> &names) {
         }
         // Out of the way under a name no later start removes.
         const std::string kept_path = path + ".unadopted";
-        if (rename(path.c_str(), kept_path.c_str()) != 0) {
-            notes_.push_back(ErrnoStatus(errno, "cannot move " + path + " to " + kept_path +
-                                                    " (it is removed at the next start)")
-                                 .message());
+        if (Status moved = RenameFile(path, kept_path); !moved.ok()) {
+            notes_.push_back(moved.message() + " (it is removed at the next start)");
         } else {
             notes_.push_back("moved " + path + " to " + kept_path +
                              ": the recovered catalog does not list it and it cannot be adopted "
@@ -389,8 +387,8 @@ void RegionStore::RemoveLeftovers(const std::vector<std::string> &names) {
         } else {
             why = "not in the catalog: a create interrupted before it was recorded";
         }
-        if (unlink(path.c_str()) != 0) {
-            notes_.push_back(ErrnoStatus(errno, "cannot remove leftover " + path).message());
+        if (Status unlinked = RemoveFile(path); !unlinked.ok()) {
+            notes_.push_back("cannot remove leftover: " + unlinked.message());
             continue;
         }
         removed = true;
@@ -415,16 +413,35 @@ Catalog RegionStore::CatalogOf(const std::map<std::string, Slot> &slots) const {
     return catalog;
 }
 
-Status RegionStore::CommitWith(std::map<std::string, Slot> *slots) {
-    Status status = CommitCatalog(options_.pool_dir, CatalogOf(*slots));
-    if (!status.ok()) {
-        return status;
+Replacement RegionStore::CommitWith(std::map<std::string, Slot> *slots) {
+    Replacement committed = CommitCatalog(options_.pool_dir, CatalogOf(*slots));
+    if (!committed.visible) {
+        return committed;
     }
+    // A restart reads the new catalog, so memory follows it, durable or not.
     generation_++;
     if (slots != &slots_) {
         slots_ = std::move(*slots);
     }
-    return Status();
+    if (!committed.status.ok()) {
+        not_durable_ = committed.status.message();
+    }
+    return committed;
+}
+
+Status RegionStore::RefuseIfNotDurableLocked() const {
+    if (not_durable_.empty()) {
+        return Status();
+    }
+    return Status(StatusCode::kFailedPrecondition, RestartAdvice());
+}
+
+std::string RegionStore::RestartAdvice() const {
+    return "rpmad refuses region changes until it is restarted: a change of the region catalog "
+           "is in place but may not be durable (" +
+           not_durable_ +
+           "), and after a failed sync only a fresh start can tell what the disk holds. Check "
+           "the pool's filesystem and device (dmesg), then restart rpmad";
 }
 
 StatusOr<std::shared_ptr<Region>> RegionStore::MakeRegionFile(const RegionMetadata &metadata) {
@@ -435,8 +452,10 @@ StatusOr<std::shared_ptr<Region>> RegionStore::MakeRegionFile(const RegionMetada
     }
     StatusOr<std::shared_ptr<Region>> region = AllocateAndMap(fd, tmp_path, metadata);
     close(fd);
-    if (region.ok() && rename(tmp_path.c_str(), metadata.path.c_str()) != 0) {
-        region = ErrnoStatus(errno, "cannot rename " + tmp_path + " to " + metadata.path);
+    if (region.ok()) {
+        if (Status renamed = RenameFile(tmp_path, metadata.path); !renamed.ok()) {
+            region = renamed;
+        }
     }
     if (!region.ok()) {
         unlink(tmp_path.c_str());
@@ -510,6 +529,9 @@ StatusOr<std::shared_ptr<Region>> RegionStore::Create(const std::string &name, u
                           " bytes): create a smaller one, or raise limits.max_region_size");
     }
     std::lock_guard<std::mutex> lock(mu_);
+    if (status = RefuseIfNotDurableLocked(); !status.ok()) {
+        return status;
+    }
     if (slots_.count(name) != 0) {
         return Status(StatusCode::kAlreadyExists, "region \"" + name + "\" already exists");
     }
@@ -538,11 +560,23 @@ StatusOr<std::shared_ptr<Region>> RegionStore::Create(const std::string &name, u
     }
     std::map<std::string, Slot> slots = slots_;
     slots[name] = Slot{entry, *region, "", ""};
-    status = CommitWith(&slots);
-    if (!status.ok()) {
+    Replacement committed = CommitWith(&slots);
+    if (!committed.visible) {
         unlink(path.c_str());
         (void)SyncDirectory(regions_dir());  // best effort: Open removes it anyway
-        return status;
+        return committed.status;
+    }
+    if (!committed.status.ok()) {
+        // The catalog lists it, so its file stays. Served only once a start
+        // has read it back: a power cut may still undo the create, and with
+        // it whatever a client would have stored.
+        Slot &slot = slots_[name];
+        slot.region = nullptr;
+        slot.problem =
+            "created while the catalog could not be made durable: served once "
+            "rpmad restarts and finds it in the catalog";
+        return Status(committed.status.code(),
+                      "region \"" + name + "\" is created but not served yet: " + RestartAdvice());
     }
     return region;
 }
@@ -566,6 +600,9 @@ Status RegionStore::Delete(const std::string &name) {
     if (it == slots_.end()) {
         return Status(StatusCode::kNotFound, "no region named \"" + name + "\"");
     }
+    if (Status refused = RefuseIfNotDurableLocked(); !refused.ok()) {
+        return refused;
+    }
     if (!it->second.device.empty()) {
         return Status(StatusCode::kFailedPrecondition,
                       "region \"" + name + "\" is on device DAX (" + it->second.device +
@@ -575,9 +612,16 @@ Status RegionStore::Delete(const std::string &name) {
     const std::string file_name = it->second.entry.file_name;
     std::map<std::string, Slot> slots = slots_;
     slots.erase(name);
-    Status status = CommitWith(&slots);
-    if (!status.ok()) {
-        return status;
+    Replacement committed = CommitWith(&slots);
+    if (!committed.visible) {
+        return committed.status;
+    }
+    if (!committed.status.ok()) {
+        // Its file stays: the next start removes it, unless a power cut
+        // brought back the catalog that lists it; then it is whole.
+        return Status(
+            committed.status.code(),
+            "region \"" + name + "\" is deleted and no longer served: " + RestartAdvice());
     }
     // The region is gone from the catalog: whatever happens to its file now,
     // the next Open removes it.
@@ -585,13 +629,13 @@ Status RegionStore::Delete(const std::string &name) {
         return Status();
     }
     const std::string path = FilePath(file_name);
-    if (unlink(path.c_str()) != 0 && errno != ENOENT) {
-        notes_.push_back(ErrnoStatus(errno, "cannot remove " + path + " of deleted region \"" +
-                                                name + "\" (it is removed at the next start)")
-                             .message());
+    if (Status removed = RemoveFile(path);
+        !removed.ok() && removed.code() != StatusCode::kNotFound) {
+        notes_.push_back(removed.message() + " of deleted region \"" + name +
+                         "\" (it is removed at the next start)");
         return Status();
     }
-    status = SyncDirectory(regions_dir());
+    Status status = SyncDirectory(regions_dir());
     if (!status.ok()) {
         notes_.push_back(status.message());
     }
@@ -623,6 +667,9 @@ std::vector<RegionInfo> RegionStore::List() const {
 std::vector<std::string> RegionStore::problems() const {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<std::string> problems = notes_;
+    if (!not_durable_.empty()) {
+        problems.push_back(RestartAdvice());
+    }
     for (const auto &[name, slot] : slots_) {
         if (slot.region == nullptr) {
             problems.push_back("region \"" + name + "\" is unhealthy: " + slot.problem);

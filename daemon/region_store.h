@@ -141,7 +141,9 @@ class RegionStore {
     void AdoptUnlisted(const std::vector<std::string> &names);
     void RemoveLeftovers(const std::vector<std::string> &names);
     Status AttachDeviceDax();
-    Status CommitWith(std::map<std::string, Slot> *slots);
+    Replacement CommitWith(std::map<std::string, Slot> *slots);
+    Status RefuseIfNotDurableLocked() const;
+    std::string RestartAdvice() const;
     Catalog CatalogOf(const std::map<std::string, Slot> &slots) const;
     StatusOr<std::shared_ptr<Region>> MakeRegionFile(const RegionMetadata &metadata);
     StatusOr<std::shared_ptr<Region>> AllocateAndMap(int fd, const std::string &tmp_path,
@@ -157,6 +159,9 @@ class RegionStore {
     uint64_t generation_ = 0;            // of the catalog on disk
     std::map<std::string, Slot> slots_;  // by name
     std::vector<std::string> notes_;     // what Open found
+    // Why a catalog change in place may not be durable; while set, Create
+    // and Delete are refused.
+    std::string not_durable_;
 };
 
 }  // namespace rpmad

@@ -8,9 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -388,6 +391,160 @@ TEST_F(RpmadRecoveryTest, ADevdaxRegionOnSomethingElseIsUnhealthyAndCannotBeDele
         << refused.error_message();
     EXPECT_EQ(List(*rpmad).size(), 2u);
     EXPECT_EQ(WriteAndReadBack(*rpmad, "beside", Pattern(4096, 3)), "");
+}
+
+}  // namespace
+}  // namespace rpma::testing
+
+namespace rpma::testing {
+namespace {
+
+// rpmad with fail_dir_fsync.so preloaded: while `trigger` exists, fsync()
+// of the pool directory (the catalog's directory sync) fails with EIO.
+class CatalogSyncFailureTest : public RpmadRecoveryTest {
+  protected:
+    void SetUp() override {
+        RpmadRecoveryTest::SetUp();
+        trigger_ = TempPath("fail-fsync-now");
+        // An ASan-built rpmad would refuse a library preloaded before its
+        // runtime; the shim does not need to come after it.
+        const char *asan = getenv("ASAN_OPTIONS");
+        setenv(
+            "ASAN_OPTIONS",
+            ((asan != nullptr ? std::string(asan) + ":" : "") + "verify_asan_link_order=0").c_str(),
+            1);
+    }
+
+    std::unique_ptr<Rpmad> StartFailable() {
+        RpmadOptions options;
+        options.pool_dir = pool_dir_;
+        options.env = {"LD_PRELOAD=" + Runfile("tests/integration/fail_dir_fsync.so"),
+                       "RPMA_TEST_FAIL_FSYNC_DIR=" + pool_dir_,
+                       "RPMA_TEST_FAIL_FSYNC_TRIGGER=" + trigger_};
+        std::string error;
+        auto rpmad = Rpmad::Start(options, &error);
+        EXPECT_NE(rpmad, nullptr) << error;
+        return rpmad;
+    }
+
+    void FailFsync(bool fail) {
+        if (fail)
+            std::ofstream(trigger_) << "on";
+        else
+            std::filesystem::remove(trigger_);
+    }
+
+    grpc::Status Delete(const Rpmad &rpmad, const std::string &name) {
+        v1::DeleteRegionRequest request;
+        v1::DeleteRegionResponse response;
+        request.set_name(name);
+        request.set_force(true);
+        return rpmad.Regions()->DeleteRegion(Rpmad::Context().get(), request, &response);
+    }
+
+    // No region half-present: every listed region is healthy and its file
+    // is there, and regions/ holds no other file.
+    void ExpectEveryRegionWhole(const Rpmad &rpmad) {
+        std::set<std::string> listed;
+        for (const v1::Region &region : List(rpmad)) {
+            EXPECT_TRUE(region.healthy()) << region.name() << ": " << region.problem();
+            listed.insert(region.name() + ".pmem");
+        }
+        std::set<std::string> files;
+        for (const auto &entry : std::filesystem::directory_iterator(pool_dir_ + "/regions"))
+            files.insert(entry.path().filename().string());
+        EXPECT_EQ(files, listed);
+    }
+
+    std::string trigger_;
+};
+
+// Issue 24, item 1: the delete's rename of the catalog happened, its
+// directory sync failed. A restart reads the new catalog, so the region must
+// not be served any more: a client whose persists are acknowledged now would
+// lose them when rpmad next starts and removes the file.
+TEST_F(CatalogSyncFailureTest, ADeleteWhoseCatalogSyncFailsLosesNoAcknowledgedByte) {
+    std::map<std::string, std::vector<std::byte>> acknowledged;
+    {
+        auto rpmad = StartFailable();
+        ASSERT_NE(rpmad, nullptr);
+        for (const char *name : {"kept", "victim"}) {
+            ASSERT_TRUE(rpmad->CreateRegion(name, kRegionSize).ok());
+            acknowledged[name] = Pattern(8192, name[0]);
+            ASSERT_EQ(WriteAndReadBack(*rpmad, name, acknowledged[name]), "");
+        }
+        FailFsync(true);
+        const grpc::Status deleted = Delete(*rpmad, "victim");
+        FailFsync(false);
+        EXPECT_FALSE(deleted.ok());
+        EXPECT_TRUE(Contains(deleted.error_message(), "cannot sync directory " + pool_dir_))
+            << deleted.error_message();
+        EXPECT_TRUE(Contains(deleted.error_message(), "restart")) << deleted.error_message();
+
+        // Keep writing, as a client that did not hear of the delete would.
+        const auto late = Pattern(8192, 0x77);
+        const std::string written = WriteAndReadBack(*rpmad, "victim", late);
+        if (written.empty())
+            acknowledged["victim"] = late;
+        EXPECT_TRUE(Contains(written, "no region named \"victim\"")) << written;
+        acknowledged["kept"] = Pattern(8192, 0x11);
+        ASSERT_EQ(WriteAndReadBack(*rpmad, "kept", acknowledged["kept"]), "");
+        Stop(*rpmad);
+    }
+    std::string error;
+    auto rpmad = Start(&error);
+    ASSERT_NE(rpmad, nullptr) << error;
+    ExpectEveryRegionWhole(*rpmad);
+    std::set<std::string> listed;
+    for (const v1::Region &region : List(*rpmad))
+        listed.insert(region.name());
+    EXPECT_EQ(listed, std::set<std::string>{"kept"});
+    for (const auto &[name, bytes] : acknowledged) {
+        if (name == "victim" && listed.count(name) == 0 && bytes == Pattern(8192, 'v'))
+            continue;  // deleted before anything more was acknowledged
+        std::vector<std::byte> read;
+        ASSERT_EQ(ReadRegion(*rpmad, name, bytes.size(), &read), "")
+            << "acknowledged bytes of region \"" << name << "\" are gone";
+        EXPECT_EQ(read, bytes) << name;
+    }
+    // The restart read the disk: changes are taken again.
+    EXPECT_TRUE(rpmad->CreateRegion("after", kRegionSize).ok());
+}
+
+// The mirror case: the create's catalog lists the region, its directory sync
+// failed. The file must stay (the catalog never lists a region without its
+// file); the region is served once a restart has read the catalog back.
+TEST_F(CatalogSyncFailureTest, ACreateWhoseCatalogSyncFailsNeverLeavesARegionWithoutItsFile) {
+    {
+        auto rpmad = StartFailable();
+        ASSERT_NE(rpmad, nullptr);
+        FailFsync(true);
+        const grpc::Status created = rpmad->CreateRegion("newborn", kRegionSize);
+        FailFsync(false);
+        EXPECT_FALSE(created.ok());
+        EXPECT_TRUE(Contains(created.error_message(), "cannot sync directory " + pool_dir_))
+            << created.error_message();
+        EXPECT_TRUE(Contains(created.error_message(), "restart")) << created.error_message();
+        // Not served before a restart: nothing written to it is acknowledged
+        // while its creation is not known to be durable.
+        v1::OpenSessionResponse session;
+        EXPECT_NE(rpmad->OpenSession("newborn", &session).error_code(), grpc::StatusCode::OK);
+        // Until a restart reads what is on disk, the pool takes no change.
+        const grpc::Status refused = rpmad->CreateRegion("second", kRegionSize);
+        EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+            << refused.error_message();
+        EXPECT_TRUE(Contains(refused.error_message(), "restart")) << refused.error_message();
+        Stop(*rpmad);
+    }
+    std::string error;
+    auto rpmad = Start(&error);
+    ASSERT_NE(rpmad, nullptr) << error;
+    ExpectEveryRegionWhole(*rpmad);
+    const auto regions = List(*rpmad);
+    ASSERT_EQ(regions.size(), 1u);
+    EXPECT_EQ(regions[0].name(), "newborn");
+    EXPECT_EQ(WriteAndReadBack(*rpmad, "newborn", Pattern(4096, 4)), "");
+    EXPECT_TRUE(Delete(*rpmad, "newborn").ok());
 }
 
 }  // namespace

@@ -132,8 +132,8 @@ TEST(CatalogFileTest, CommitThenLoadGivesItBackAndKeepsThePrevious) {
     Catalog first = TwoRegions(1);
     Catalog second = TwoRegions(2);
     second.entries.pop_back();
-    ASSERT_TRUE(CommitCatalog(dir, first).ok());
-    ASSERT_TRUE(CommitCatalog(dir, second).ok());
+    ASSERT_TRUE(CommitCatalog(dir, first).status.ok());
+    ASSERT_TRUE(CommitCatalog(dir, second).status.ok());
 
     StatusOr<LoadedCatalog> loaded = LoadCatalog(dir);
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
@@ -147,8 +147,8 @@ TEST(CatalogFileTest, CommitThenLoadGivesItBackAndKeepsThePrevious) {
 
 TEST(CatalogFileTest, DamagedCatalogFallsBackToThePreviousGeneration) {
     const std::string dir = FreshTestDirectory();
-    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).ok());
-    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(2)).ok());
+    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).status.ok());
+    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(2)).status.ok());
     FlipByte(dir + "/catalog", 30);
 
     StatusOr<LoadedCatalog> loaded = LoadCatalog(dir);
@@ -162,7 +162,7 @@ TEST(CatalogFileTest, DamagedCatalogFallsBackToThePreviousGeneration) {
 
 TEST(CatalogFileTest, DamagedCatalogWithoutPreviousIsAnErrorThatSaysWhatToDo) {
     const std::string dir = FreshTestDirectory();
-    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).ok());
+    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).status.ok());
     FlipByte(dir + "/catalog", 30);
 
     StatusOr<LoadedCatalog> loaded = LoadCatalog(dir);
@@ -176,8 +176,8 @@ TEST(CatalogFileTest, DamagedCatalogWithoutPreviousIsAnErrorThatSaysWhatToDo) {
 
 TEST(CatalogFileTest, BothGenerationsDamagedIsAnError) {
     const std::string dir = FreshTestDirectory();
-    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).ok());
-    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(2)).ok());
+    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).status.ok());
+    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(2)).status.ok());
     FlipByte(dir + "/catalog", 30);
     FlipByte(dir + "/catalog.prev", 31);
 
@@ -191,7 +191,7 @@ TEST(CatalogFileTest, BothGenerationsDamagedIsAnError) {
 
 TEST(CatalogFileTest, SetAsideMovesTheDamagedFile) {
     const std::string dir = FreshTestDirectory();
-    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).ok());
+    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).status.ok());
     const std::string bytes = ReadFileOrEmpty(dir + "/catalog");
     ASSERT_TRUE(SetAsideDamagedCatalog(dir).ok());
     EXPECT_FALSE(std::filesystem::exists(dir + "/catalog"));
@@ -202,7 +202,7 @@ TEST(CatalogFileTest, FullFilesystemKeepsTheOldCatalog) {
     const std::string dir = FreshTestDirectory() + "/mnt";
     ScratchTmpfs tmpfs(dir, 64 * 1024);
     ASSERT_TRUE(tmpfs.mounted()) << tmpfs.error();
-    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).ok());
+    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).status.ok());
     const std::string before = ReadFileOrEmpty(dir + "/catalog");
     {
         // Fill every free block.
@@ -213,7 +213,7 @@ TEST(CatalogFileTest, FullFilesystemKeepsTheOldCatalog) {
     }
     ASSERT_EQ(tmpfs.FreeBytes(), 0u);
 
-    Status status = CommitCatalog(dir, TwoRegions(2));
+    Status status = CommitCatalog(dir, TwoRegions(2)).status;
     ASSERT_EQ(status.code(), StatusCode::kResourceExhausted) << status.message();
     EXPECT_NE(status.message().find(dir + "/catalog.tmp"), std::string::npos) << status.message();
     EXPECT_NE(status.message().find("No space left on device"), std::string::npos);
@@ -225,12 +225,12 @@ TEST(CatalogFileTest, ReadOnlyFilesystemKeepsTheOldCatalog) {
     const std::string dir = FreshTestDirectory() + "/mnt";
     ScratchTmpfs tmpfs(dir, 64 * 1024);
     ASSERT_TRUE(tmpfs.mounted()) << tmpfs.error();
-    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).ok());
+    ASSERT_TRUE(CommitCatalog(dir, TwoRegions(1)).status.ok());
     const std::string before = ReadFileOrEmpty(dir + "/catalog");
     std::string error = tmpfs.RemountReadOnly();
     ASSERT_TRUE(error.empty()) << error;
 
-    Status status = CommitCatalog(dir, TwoRegions(2));
+    Status status = CommitCatalog(dir, TwoRegions(2)).status;
     ASSERT_EQ(status.code(), StatusCode::kPermissionDenied) << status.message();
     EXPECT_NE(status.message().find(dir + "/catalog.tmp"), std::string::npos) << status.message();
     EXPECT_NE(status.message().find("Read-only file system"), std::string::npos);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/durable_file.h"
 #include "tests/unit/daemon/scratch_tmpfs.h"
 
 namespace rpmad {
@@ -466,6 +468,114 @@ TEST_F(RegionStoreTest, ConcurrentCreatesAndListsAgree) {
     store = OpenOrDie(options_);
     ASSERT_NE(store, nullptr);
     EXPECT_EQ(store->region_count(), size_t{kThreads * kEach});
+}
+
+// ---- a catalog whose directory sync fails (issue 24, item 1) ----------------
+
+// Makes the sync of one directory fail with EIO while it lives.
+class FailingDirectorySync {
+  public:
+    explicit FailingDirectorySync(const std::string &dir) {
+        failing_step() = "sync " + dir;
+        SetStepHookForTesting(
+            [](const std::string &step) { return step == failing_step() ? EIO : 0; });
+    }
+    ~FailingDirectorySync() { SetStepHookForTesting(nullptr); }
+
+  private:
+    static std::string &failing_step() {
+        static std::string step;
+        return step;
+    }
+};
+
+TEST_F(RegionStoreTest, ADeleteWhoseCatalogSyncFailsIsDoneAndFurtherChangesWaitForARestart) {
+    auto store = OpenOrDie(options_);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Create("kept", kPage).ok());
+    ASSERT_TRUE(store->Create("victim", kPage).ok());
+    Status deleted;
+    {
+        FailingDirectorySync failing(pool());
+        deleted = store->Delete("victim");
+    }
+    ASSERT_FALSE(deleted.ok());
+    EXPECT_EQ(deleted.code(), StatusCode::kInternal);
+    EXPECT_THAT(deleted.message(),
+                ::testing::AllOf(::testing::HasSubstr("region \"victim\" is deleted"),
+                                 ::testing::HasSubstr("cannot sync directory " + pool()),
+                                 ::testing::HasSubstr("restart rpmad")));
+    // Memory follows the catalog a restart reads: no longer served.
+    EXPECT_EQ(store->Get("victim").status().code(), StatusCode::kNotFound);
+    EXPECT_EQ(store->region_count(), 1u);
+    // Its file stays until a start finds it unlisted (or listed again after
+    // a power cut brought the old catalog back: then it is whole).
+    EXPECT_EQ(RegionFiles(pool()), (std::vector<std::string>{"kept.pmem", "victim.pmem"}));
+    EXPECT_TRUE(store->Get("kept").ok());
+    for (Status refused : {store->Create("other", kPage).status(), store->Delete("kept")}) {
+        EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+        EXPECT_THAT(refused.message(), ::testing::HasSubstr("refuses region changes until it is "
+                                                            "restarted"));
+    }
+    EXPECT_TRUE(AnyContains(store->problems(), "cannot sync directory " + pool()))
+        << Joined(store->problems());
+
+    store.reset();
+    store = OpenOrDie(options_);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->Get("victim").status().code(), StatusCode::kNotFound);
+    EXPECT_TRUE(store->Get("kept").ok());
+    EXPECT_EQ(RegionFiles(pool()), std::vector<std::string>{"kept.pmem"});
+    EXPECT_TRUE(store->Create("other", kPage).ok());
+}
+
+TEST_F(RegionStoreTest, ACreateWhoseCatalogSyncFailsKeepsItsFileAndServesItAfterARestart) {
+    auto store = OpenOrDie(options_);
+    ASSERT_NE(store, nullptr);
+    StatusOr<std::shared_ptr<Region>> created = Status();
+    {
+        FailingDirectorySync failing(pool());
+        created = store->Create("newborn", 2 * kPage);
+    }
+    ASSERT_FALSE(created.ok());
+    EXPECT_THAT(created.status().message(),
+                ::testing::AllOf(::testing::HasSubstr("region \"newborn\" is created but not "
+                                                      "served yet"),
+                                 ::testing::HasSubstr("cannot sync directory " + pool())));
+    // The catalog lists it, so its file is there; served after a restart.
+    EXPECT_EQ(RegionFiles(pool()), std::vector<std::string>{"newborn.pmem"});
+    EXPECT_EQ(store->Get("newborn").status().code(), StatusCode::kFailedPrecondition);
+    std::vector<RegionInfo> list = store->List();
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_FALSE(list[0].healthy);
+    EXPECT_THAT(list[0].problem, ::testing::HasSubstr("served once rpmad restarts"));
+
+    store.reset();
+    store = OpenOrDie(options_);
+    ASSERT_NE(store, nullptr);
+    EXPECT_TRUE(store->problems().empty()) << Joined(store->problems());
+    StatusOr<std::shared_ptr<Region>> region = store->Get("newborn");
+    ASSERT_TRUE(region.ok()) << region.status().message();
+    EXPECT_EQ((*region)->size(), 2 * kPage);
+}
+
+TEST_F(RegionStoreTest, ACatalogRenameThatFailsUndoesTheChangeAndTakesTheNextOne) {
+    auto store = OpenOrDie(options_);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->Create("kept", kPage).ok());
+    SetStepHookForTesting([](const std::string &step) {
+        return step.find("/catalog.tmp to ") != std::string::npos ? EIO : 0;
+    });
+    StatusOr<std::shared_ptr<Region>> created = store->Create("never", kPage);
+    Status deleted = store->Delete("kept");
+    SetStepHookForTesting(nullptr);
+    EXPECT_FALSE(created.ok());
+    EXPECT_THAT(created.status().message(), ::testing::HasSubstr("cannot rename"));
+    EXPECT_FALSE(deleted.ok());
+    EXPECT_EQ(store->Get("never").status().code(), StatusCode::kNotFound);
+    EXPECT_TRUE(store->Get("kept").ok());
+    EXPECT_EQ(RegionFiles(pool()), std::vector<std::string>{"kept.pmem"});
+    EXPECT_TRUE(store->Create("next", kPage).ok());
 }
 
 // A pool on a 1 MiB tmpfs: the file system, not a configured limit, is full.
