@@ -1,5 +1,7 @@
 #include "daemon/catalog.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 
@@ -74,6 +76,26 @@ std::string Hex32(uint32_t value) {
 
 Status Damaged(const std::string &why) {
     return Status(StatusCode::kFailedPrecondition, why);
+}
+
+// An rpmad before issue 24 unlinked catalog.prev while a recovery had set
+// the damaged catalog aside, so a crash there left a whole, synced
+// catalog.tmp (the recovered catalog) and neither catalog nor catalog.prev.
+// That file becomes catalog.prev, from which the recovery starts again.
+Status PromoteInterruptedCommit(const std::string &pool_dir) {
+    const std::string previous_path = pool_dir + "/" + kPreviousCatalogFileName;
+    const std::string tmp_path = pool_dir + "/" + kCatalogFileName + ".tmp";
+    if (access(previous_path.c_str(), F_OK) == 0) {
+        return Status();
+    }
+    StatusOr<std::string> tmp = ReadWholeFile(tmp_path);
+    if (!tmp.ok() || !DecodeCatalog(*tmp).ok()) {
+        return Status();  // none, or cut short: never committed
+    }
+    if (Status renamed = RenameFile(tmp_path, previous_path); !renamed.ok()) {
+        return renamed;
+    }
+    return SyncDirectory(pool_dir);
 }
 
 }  // namespace
@@ -162,6 +184,11 @@ StatusOr<LoadedCatalog> LoadCatalog(const std::string &pool_dir) {
         return current.status();
     }
 
+    if (current_problem == "missing") {
+        if (Status promoted = PromoteInterruptedCommit(pool_dir); !promoted.ok()) {
+            return promoted;
+        }
+    }
     StatusOr<std::string> previous = ReadWholeFile(previous_path);
     if (!previous.ok() && previous.status().code() == StatusCode::kNotFound) {
         if (current_problem == "missing") {

@@ -198,6 +198,33 @@ TEST(CatalogFileTest, SetAsideMovesTheDamagedFile) {
     EXPECT_EQ(ReadFileOrEmpty(dir + "/catalog.damaged"), bytes);
 }
 
+// What an rpmad before issue 24 left when it crashed in the commit after a
+// recovery: the damaged catalog set aside, catalog.prev unlinked, and the
+// recovered catalog written and synced as catalog.tmp.
+TEST(CatalogFileTest, AnInterruptedRecoveryOfAnOlderRpmadIsPickedUpFromItsTemporaryCatalog) {
+    const std::string dir = FreshTestDirectory();
+    WriteFile(dir + "/catalog.damaged", "damaged");
+    WriteFile(dir + "/catalog.tmp", EncodeCatalog(TwoRegions(4)));
+
+    StatusOr<LoadedCatalog> loaded = LoadCatalog(dir);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    EXPECT_EQ(loaded->source, LoadedCatalog::Source::kPrevious);
+    EXPECT_EQ(loaded->catalog, TwoRegions(4));
+    EXPECT_FALSE(std::filesystem::exists(dir + "/catalog.tmp"));
+    EXPECT_EQ(ReadFileOrEmpty(dir + "/catalog.prev"), EncodeCatalog(TwoRegions(4)));
+}
+
+TEST(CatalogFileTest, ATemporaryCatalogCutShortIsNeverUsed) {
+    const std::string dir = FreshTestDirectory();
+    std::string cut = EncodeCatalog(TwoRegions(4));
+    cut.resize(cut.size() - 3);
+    WriteFile(dir + "/catalog.tmp", cut);
+    StatusOr<LoadedCatalog> loaded = LoadCatalog(dir);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    EXPECT_EQ(loaded->source, LoadedCatalog::Source::kNone);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/catalog.prev"));
+}
+
 TEST(CatalogFileTest, FullFilesystemKeepsTheOldCatalog) {
     const std::string dir = FreshTestDirectory() + "/mnt";
     ScratchTmpfs tmpfs(dir, 64 * 1024);
