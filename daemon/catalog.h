@@ -3,7 +3,9 @@
 // dance: write catalog.tmp, sync, rename, sync the directory), so a crash
 // leaves the old or the new catalog, never a mix. The generation it
 // replaces is kept as catalog.prev: if the current file is found damaged,
-// the pool can still come up with the one before.
+// the pool can still come up with the one before. Neither file is ever
+// removed before its successor is in place, so a crash at any step of a
+// commit or of a recovery leaves a catalog to start from.
 //
 // File format, little-endian:
 //   magic "RPMADCAT" (8 bytes), format version u32 (1), record count u32,

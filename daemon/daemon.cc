@@ -16,6 +16,14 @@ StatusOr<RegionInfo> FindInfo(const RegionStore &store, const std::string &name)
                                              "ListRegions (rpmactl region list)");
 }
 
+// An error of the pool's disk (INTERNAL: EIO and the like) goes to the log
+// too: the operator, not only the caller, has to act on it.
+Status LoggedIfDiskError(const std::string &name, Status status) {
+    if (status.code() == StatusCode::kInternal)
+        Log().error("region '{}': {}", name, status.message());
+    return status;
+}
+
 }  // namespace
 
 Daemon::Daemon(const Config &config)
@@ -87,7 +95,7 @@ StatusOr<RegionView> Daemon::CreateRegion(const std::string &name, uint64_t size
         return Status(StatusCode::kUnavailable, "rpmad is stopping: retry on its successor");
     auto region = store_->Create(name, size);
     if (!region.ok())
-        return region.status();
+        return LoggedIfDiskError(name, region.status());
     auto exposed = data_plane_->Expose(*region);
     if (!exposed.ok()) {
         // A region nobody can reach is no region: undo the create.
@@ -147,7 +155,7 @@ StatusOr<size_t> Daemon::DeleteRegion(const std::string &name, bool force) {
         // without being durable took it out of the store all the same.
         if (auto region = store_->Get(name); region.ok())
             (void)data_plane_->Expose(*region);
-        return deleted;
+        return LoggedIfDiskError(name, deleted);
     }
     Log().info("region '{}': deleted ({} session(s) closed)", name, closed.size());
     return closed.size();

@@ -12,6 +12,15 @@
 // (*.pmem.tmp, and *.pmem files not in the catalog) and reports each one in
 // problems().
 //
+// A catalog commit whose directory sync fails after the rename is not undone
+// (the disk's state is unknown after a failed fsync, and a restart reads the
+// new catalog): memory follows the new catalog. A deleted region is no
+// longer served and its file is kept (the next Open removes it, or finds it
+// whole if a power cut brought the old catalog back); a created region keeps
+// its file and is unhealthy until a restart reads it back. The call fails
+// saying what was done, and Create and Delete are refused
+// (FAILED_PRECONDITION) until the store is opened again.
+//
 // Damage found by Open:
 // - a region whose file is missing, has another size than the catalog says,
 //   or cannot be mapped is unhealthy: List() shows it with its problem,
@@ -102,7 +111,10 @@ class RegionStore {
     // max_region_size. ALREADY_EXISTS. RESOURCE_EXHAUSTED: max_regions
     // reached, capacity exceeded, or no room on the filesystem.
     // PERMISSION_DENIED: the pool cannot be written. On any failure no file
-    // is left behind and the catalog is unchanged.
+    // is left behind and the catalog is unchanged, except when the catalog
+    // was replaced but its directory sync failed (see above): then the
+    // region exists, unhealthy until a restart, and the error says so.
+    // FAILED_PRECONDITION while changes wait for a restart.
     StatusOr<std::shared_ptr<Region>> Create(const std::string &name, uint64_t size);
 
     // NOT_FOUND; FAILED_PRECONDITION for an unhealthy region, with its problem.
@@ -110,7 +122,9 @@ class RegionStore {
 
     // NOT_FOUND. Commits the catalog, then unlinks the file; unhealthy
     // regions too. Holders of the Region keep a valid mapping.
-    // FAILED_PRECONDITION for a device-DAX region (it is configured).
+    // FAILED_PRECONDITION for a device-DAX region (it is configured) and
+    // while changes wait for a restart. A catalog replaced whose directory
+    // sync failed is an error, but the region is deleted all the same.
     Status Delete(const std::string &name);
 
     std::vector<RegionInfo> List() const;  // sorted by name

@@ -490,6 +490,10 @@ TEST_F(CatalogSyncFailureTest, ADeleteWhoseCatalogSyncFailsLosesNoAcknowledgedBy
         acknowledged["kept"] = Pattern(8192, 0x11);
         ASSERT_EQ(WriteAndReadBack(*rpmad, "kept", acknowledged["kept"]), "");
         Stop(*rpmad);
+        // The operator learns of it from the log, too.
+        EXPECT_TRUE(
+            Contains(rpmad->process().Stderr(), "region 'victim': region \"victim\" is deleted"))
+            << rpmad->process().Stderr();
     }
     std::string error;
     auto rpmad = Start(&error);
