@@ -388,7 +388,7 @@ void RegionStore::RemoveLeftovers(const std::vector<std::string> &names) {
             why = "not in the catalog: a create interrupted before it was recorded";
         }
         if (Status unlinked = RemoveFile(path); !unlinked.ok()) {
-            notes_.push_back("cannot remove leftover: " + unlinked.message());
+            notes_.push_back(unlinked.message() + " (a leftover: " + why + ")");
             continue;
         }
         removed = true;
@@ -631,8 +631,8 @@ Status RegionStore::Delete(const std::string &name) {
     const std::string path = FilePath(file_name);
     if (Status removed = RemoveFile(path);
         !removed.ok() && removed.code() != StatusCode::kNotFound) {
-        notes_.push_back(removed.message() + " of deleted region \"" + name +
-                         "\" (it is removed at the next start)");
+        notes_.push_back("deleted region \"" + name + "\": " + removed.message() +
+                         " (it is removed at the next start)");
         return Status();
     }
     Status status = SyncDirectory(regions_dir());
