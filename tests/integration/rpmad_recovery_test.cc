@@ -142,6 +142,39 @@ TEST_F(RpmadRecoveryTest, ADamagedCatalogIsReplacedByItsPreviousGeneration) {
     EXPECT_TRUE(Contains(log, "catalog.damaged")) << log;
 }
 
+// What an rpmad before issue 24 left when it crashed in the commit after a
+// recovery (item 8): the damaged catalog set aside, catalog.prev unlinked,
+// the recovered catalog written and synced as catalog.tmp. rpmad starts
+// from it by itself. (region_store_crash_test stops at every step.)
+TEST_F(RpmadRecoveryTest, APoolLeftWithOnlyTheDamagedAndTheTemporaryCatalogStarts) {
+    const auto bytes = Pattern(8192, 0x24);
+    {
+        auto rpmad = Start();
+        ASSERT_NE(rpmad, nullptr);
+        ASSERT_TRUE(rpmad->CreateRegion("first", kRegionSize).ok());
+        ASSERT_TRUE(rpmad->CreateRegion("second", kRegionSize).ok());
+        ASSERT_EQ(WriteAndReadBack(*rpmad, "second", bytes), "");
+        Stop(*rpmad);
+    }
+    const std::string catalog = pool_dir_ + "/catalog";
+    std::filesystem::copy_file(catalog, catalog + ".tmp");
+    FlipByte(catalog, ReadFile(catalog).size() / 2);
+    std::filesystem::rename(catalog, catalog + ".damaged");
+    std::filesystem::remove(catalog + ".prev");
+
+    std::string error;
+    auto rpmad = Start(&error);
+    ASSERT_NE(rpmad, nullptr) << error;
+    const auto regions = List(*rpmad);
+    ASSERT_EQ(regions.size(), 2u);
+    for (const auto &region : regions)
+        EXPECT_TRUE(region.healthy()) << region.name() << ": " << region.problem();
+    std::vector<std::byte> read;
+    ASSERT_EQ(ReadRegion(*rpmad, "second", bytes.size(), &read), "");
+    EXPECT_EQ(read, bytes);
+    EXPECT_TRUE(std::filesystem::exists(catalog));
+}
+
 TEST_F(RpmadRecoveryTest, BothCatalogGenerationsDamagedRefusesToStartNamingTheFiles) {
     {
         auto rpmad = Start();
