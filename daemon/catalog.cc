@@ -82,10 +82,13 @@ Status Damaged(const std::string &why) {
 // the damaged catalog aside, so a crash there left a whole, synced
 // catalog.tmp (the recovered catalog) and neither catalog nor catalog.prev.
 // That file becomes catalog.prev, from which the recovery starts again.
+// (Without catalog.damaged, a catalog.tmp alone is a new pool's first commit
+// cut short: the pool is new again.)
 Status PromoteInterruptedCommit(const std::string &pool_dir) {
     const std::string previous_path = pool_dir + "/" + kPreviousCatalogFileName;
+    const std::string damaged_path = pool_dir + "/" + kDamagedCatalogFileName;
     const std::string tmp_path = pool_dir + "/" + kCatalogFileName + ".tmp";
-    if (access(previous_path.c_str(), F_OK) == 0) {
+    if (access(previous_path.c_str(), F_OK) == 0 || access(damaged_path.c_str(), F_OK) != 0) {
         return Status();
     }
     StatusOr<std::string> tmp = ReadWholeFile(tmp_path);

@@ -65,9 +65,9 @@ struct LoadedCatalog {
 };
 
 // Reads the pool's catalog. Falls back to catalog.prev only when the
-// current file is missing or its content is damaged (when both are missing,
-// a whole catalog.tmp, left by an older rpmad's interrupted recovery, is
-// first renamed to catalog.prev); when neither is
+// current file is missing or its content is damaged (when both are missing
+// beside a catalog.damaged, a whole catalog.tmp, left by an older rpmad's
+// interrupted recovery, is first renamed to catalog.prev); when neither is
 // usable the answer is FAILED_PRECONDITION naming both files and what an
 // operator can do, since nobody can guess the regions. Read errors (EIO,
 // EACCES) come back as they are.

@@ -218,7 +218,18 @@ TEST(CatalogFileTest, ATemporaryCatalogCutShortIsNeverUsed) {
     const std::string dir = FreshTestDirectory();
     std::string cut = EncodeCatalog(TwoRegions(4));
     cut.resize(cut.size() - 3);
+    WriteFile(dir + "/catalog.damaged", "damaged");
     WriteFile(dir + "/catalog.tmp", cut);
+    StatusOr<LoadedCatalog> loaded = LoadCatalog(dir);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    EXPECT_EQ(loaded->source, LoadedCatalog::Source::kNone);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/catalog.prev"));
+}
+
+// A new pool's first commit cut short after catalog.tmp was synced.
+TEST(CatalogFileTest, ATemporaryCatalogWithoutADamagedOneIsANewPool) {
+    const std::string dir = FreshTestDirectory();
+    WriteFile(dir + "/catalog.tmp", EncodeCatalog(Catalog{}));
     StatusOr<LoadedCatalog> loaded = LoadCatalog(dir);
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
     EXPECT_EQ(loaded->source, LoadedCatalog::Source::kNone);

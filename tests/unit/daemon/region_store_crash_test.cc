@@ -237,6 +237,17 @@ std::string OpenIn(const std::string &pool) {
     return RegionStore::Open(options).status().message();
 }
 
+TEST_F(RegionStoreCrashTest, EveryCrashPointOfANewPoolsFirstStartLeavesAPoolThatStarts) {
+    const std::string pool = root_ + "/pool";
+    std::filesystem::create_directories(pool);
+    int steps = ForEveryCrashPoint(
+        pool, [](const std::string &copy) { return OpenIn(copy); },
+        [&](const std::string &copy, const std::string &crash) {
+            ExpectStartsFrom(copy, {{}}, crash);
+        });
+    EXPECT_GE(steps, 4);
+}
+
 TEST_F(RegionStoreCrashTest, EveryCrashPointOfACreateLeavesAPoolThatStarts) {
     const std::string pool = root_ + "/pool";
     ASSERT_EQ(MakePool(pool, {"a", "b"}), "");
