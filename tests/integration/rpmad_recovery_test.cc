@@ -101,19 +101,25 @@ class RpmadRecoveryTest : public ::testing::Test {
         return client->Read(0, length, out) == IBV_WC_SUCCESS ? "" : "read failed";
     }
 
+    // A pool with regions "first" and "second", `bytes` written into
+    // `written`, left by a clean stop.
+    void MakeFirstAndSecond(const std::string &written, const std::vector<std::byte> &bytes) {
+        auto rpmad = Start();
+        ASSERT_NE(rpmad, nullptr);
+        ASSERT_TRUE(rpmad->CreateRegion("first", kRegionSize).ok());
+        ASSERT_TRUE(rpmad->CreateRegion("second", kRegionSize).ok());
+        ASSERT_EQ(WriteAndReadBack(*rpmad, written, bytes), "");
+        Stop(*rpmad);
+    }
+
     std::string pool_dir_;
 };
 
 TEST_F(RpmadRecoveryTest, ADamagedCatalogIsReplacedByItsPreviousGeneration) {
     const auto bytes = Pattern(8192, 0x42);
-    {
-        auto rpmad = Start();
-        ASSERT_NE(rpmad, nullptr);
-        ASSERT_TRUE(rpmad->CreateRegion("first", kRegionSize).ok());
-        ASSERT_TRUE(rpmad->CreateRegion("second", kRegionSize).ok());
-        ASSERT_EQ(WriteAndReadBack(*rpmad, "first", bytes), "");
-        Stop(*rpmad);
-    }
+    MakeFirstAndSecond("first", bytes);
+    if (HasFatalFailure())
+        return;
     const std::string catalog = pool_dir_ + "/catalog";
     const std::string damaged = ReadFile(catalog);
     ASSERT_GT(damaged.size(), 16u);
@@ -148,14 +154,9 @@ TEST_F(RpmadRecoveryTest, ADamagedCatalogIsReplacedByItsPreviousGeneration) {
 // from it by itself. (region_store_crash_test stops at every step.)
 TEST_F(RpmadRecoveryTest, APoolLeftWithOnlyTheDamagedAndTheTemporaryCatalogStarts) {
     const auto bytes = Pattern(8192, 0x24);
-    {
-        auto rpmad = Start();
-        ASSERT_NE(rpmad, nullptr);
-        ASSERT_TRUE(rpmad->CreateRegion("first", kRegionSize).ok());
-        ASSERT_TRUE(rpmad->CreateRegion("second", kRegionSize).ok());
-        ASSERT_EQ(WriteAndReadBack(*rpmad, "second", bytes), "");
-        Stop(*rpmad);
-    }
+    MakeFirstAndSecond("second", bytes);
+    if (HasFatalFailure())
+        return;
     const std::string catalog = pool_dir_ + "/catalog";
     std::filesystem::copy_file(catalog, catalog + ".tmp");
     FlipByte(catalog, ReadFile(catalog).size() / 2);

@@ -210,6 +210,16 @@ class RegionStoreCrashTest : public ::testing::Test {
         return kMaxSteps;
     }
 
+    // ForEveryCrashPoint, each outcome checked with ExpectStartsFrom.
+    int ForEveryCrashPointExpectStartsFrom(
+        const std::string &pool, const std::function<std::string(const std::string &)> &change,
+        const std::set<std::set<std::string>> &allowed) {
+        return ForEveryCrashPoint(pool, change,
+                                  [&](const std::string &copy, const std::string &crash) {
+                                      ExpectStartsFrom(copy, allowed, crash);
+                                  });
+    }
+
     std::string root_;
 };
 
@@ -240,34 +250,21 @@ std::string OpenIn(const std::string &pool) {
 TEST_F(RegionStoreCrashTest, EveryCrashPointOfANewPoolsFirstStartLeavesAPoolThatStarts) {
     const std::string pool = root_ + "/pool";
     std::filesystem::create_directories(pool);
-    int steps = ForEveryCrashPoint(
-        pool, [](const std::string &copy) { return OpenIn(copy); },
-        [&](const std::string &copy, const std::string &crash) {
-            ExpectStartsFrom(copy, {{}}, crash);
-        });
-    EXPECT_GE(steps, 4);
+    EXPECT_GE(ForEveryCrashPointExpectStartsFrom(pool, OpenIn, {{}}), 4);
 }
 
 TEST_F(RegionStoreCrashTest, EveryCrashPointOfACreateLeavesAPoolThatStarts) {
     const std::string pool = root_ + "/pool";
     ASSERT_EQ(MakePool(pool, {"a", "b"}), "");
-    int steps = ForEveryCrashPoint(
-        pool, [](const std::string &copy) { return CreateIn(copy, "new"); },
-        [&](const std::string &copy, const std::string &crash) {
-            ExpectStartsFrom(copy, {{"a", "b"}, {"a", "b", "new"}}, crash);
-        });
-    EXPECT_GE(steps, 6);
+    auto create = [](const std::string &copy) { return CreateIn(copy, "new"); };
+    EXPECT_GE(ForEveryCrashPointExpectStartsFrom(pool, create, {{"a", "b"}, {"a", "b", "new"}}), 6);
 }
 
 TEST_F(RegionStoreCrashTest, EveryCrashPointOfADeleteLeavesAPoolThatStarts) {
     const std::string pool = root_ + "/pool";
     ASSERT_EQ(MakePool(pool, {"a", "b"}), "");
-    int steps = ForEveryCrashPoint(
-        pool, [](const std::string &copy) { return DeleteIn(copy, "b"); },
-        [&](const std::string &copy, const std::string &crash) {
-            ExpectStartsFrom(copy, {{"a", "b"}, {"a"}}, crash);
-        });
-    EXPECT_GE(steps, 6);
+    auto remove = [](const std::string &copy) { return DeleteIn(copy, "b"); };
+    EXPECT_GE(ForEveryCrashPointExpectStartsFrom(pool, remove, {{"a", "b"}, {"a"}}), 6);
 }
 
 // The catalog is damaged; catalog.prev lacks "b", created last. Recovery
