@@ -233,6 +233,58 @@ TEST_F(RpmadTest, ConnectionsWithoutAValidTokenAreRejected) {
     EXPECT_NE(log.find("rejected a connection from 127.0.0.1:"), std::string::npos) << log;
 }
 
+// A flood of connections with a made-up token costs the log a few lines:
+// each peer (address) gets a burst of lines per interval, and the rest are
+// counted in "suppressed K similar lines" lines, reported at the latest when
+// rpmad stops. Without the limit every rejection wrote one line.
+TEST_F(RpmadTest, AFloodOfRejectedConnectionsWritesBoundedLinesThatAddUp) {
+    auto rpmad = StartRpmad();
+    ASSERT_NE(rpmad, nullptr);
+    v1::OpenSessionResponse target;
+    target.set_data_address("127.0.0.1");
+    target.set_data_port(std::to_string(rpmad->data_port()));
+    rpmad::wire::SessionToken made_up{};
+    made_up.session_id = 0x5eed;
+    made_up.secret.fill(0x42);
+    const auto encoded = rpmad::wire::EncodeConnectRequest(made_up);
+    const std::vector<std::byte> pdata(
+        reinterpret_cast<const std::byte *>(encoded.data()),
+        reinterpret_cast<const std::byte *>(encoded.data()) + encoded.size());
+
+    constexpr int kAttempts = 500;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kAttempts; ++i) {
+        rpma_conn_event event;
+        ASSERT_EQ(SessionClient::Connect(target, &event, pdata), nullptr);
+        ASSERT_EQ(event, RPMA_CONN_REJECTED) << "attempt " << i;
+    }
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    v1::Stats stats;
+    ASSERT_TRUE(rpmad->Daemon()->GetStats(Rpmad::Context().get(), {}, &stats).ok());
+    EXPECT_EQ(stats.connections_rejected(), static_cast<uint64_t>(kAttempts));
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
+    ASSERT_TRUE(rpmad->process().Wait(std::chrono::seconds(10)).has_value());
+
+    // 10 lines per peer per 5 s window; the attempts may span several.
+    const int64_t windows =
+        1 + std::chrono::duration_cast<std::chrono::seconds>(elapsed).count() / 5;
+    std::istringstream log(rpmad->process().Stderr());
+    int64_t written = 0, suppressed = 0, reports = 0;
+    const std::string kReport = "suppressed ";
+    for (std::string line; std::getline(log, line);) {
+        if (line.find("rejected a connection from 127.0.0.1:") != std::string::npos) {
+            ++written;
+        } else if (const size_t at = line.find(kReport); at != std::string::npos) {
+            EXPECT_NE(line.find(" similar lines from 127.0.0.1"), std::string::npos) << line;
+            suppressed += std::stoll(line.substr(at + kReport.size()));
+            ++reports;
+        }
+    }
+    EXPECT_LE(written, 10 * windows) << rpmad->process().Stderr();
+    EXPECT_LE(reports, windows);
+    EXPECT_EQ(written + suppressed, kAttempts) << rpmad->process().Stderr();
+}
+
 // A token is bound to its region's incarnation: once the region is deleted
 // (its sessions closed with it), the token admits nothing, also not to a
 // region created again under the same name.
