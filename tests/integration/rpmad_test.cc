@@ -285,6 +285,72 @@ TEST_F(RpmadTest, AFloodOfRejectedConnectionsWritesBoundedLinesThatAddUp) {
     EXPECT_EQ(written + suppressed, kAttempts) << rpmad->process().Stderr();
 }
 
+// With sessions.client_tokens_file, OpenSession needs a client's token (or
+// the admin's), and the session quotas hold per identity and per peer: one
+// client opening sessions it never connects no longer takes them from the
+// others. Before, anyone reaching the control plane could open
+// limits.max_sessions pending sessions and every other client got
+// RESOURCE_EXHAUSTED until their tokens expired.
+TEST_F(RpmadTest, OpenSessionNeedsAClientTokenAndItsQuotasHoldPerIdentity) {
+    const std::string tokens = TempPath("client-tokens");
+    std::ofstream(tokens) << "# who may open sessions\nalice t-alice\nbob t-bob\n";
+    auto rpmad =
+        StartRpmad(WithConfig("control:\n  admin_token: t-admin\n"
+                              "sessions:\n  client_tokens_file: " +
+                              tokens +
+                              "\n  max_per_identity: 5\n"
+                              "  max_pending_per_peer: 3\n"));
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("a", kRegionSize, nullptr, "t-admin").ok());
+    auto open = [&](const std::string &token, v1::OpenSessionResponse *out = nullptr) {
+        v1::OpenSessionRequest request;
+        request.set_region("a");
+        v1::OpenSessionResponse response;
+        const grpc::Status status =
+            rpmad->Sessions()->OpenSession(Rpmad::Context(token).get(), request, &response);
+        if (out != nullptr)
+            *out = response;
+        return status;
+    };
+
+    // No token, a wrong one.
+    grpc::Status status = open("");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_NE(status.error_message().find("client token"), std::string::npos)
+        << status.error_message();
+    EXPECT_EQ(open("t-mallory").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+
+    // alice opens sessions up to her pending quota, and no further.
+    v1::OpenSessionResponse first;
+    ASSERT_TRUE(open("t-alice", &first).ok());
+    for (int i = 1; i < 3; ++i)
+        ASSERT_TRUE(open("t-alice").ok()) << i;
+    status = open("t-alice");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_NE(status.error_message().find("sessions.max_pending_per_peer"), std::string::npos)
+        << status.error_message();
+    // bob, from the same address, and the admin are not held up by her.
+    EXPECT_TRUE(open("t-bob").ok());
+    EXPECT_TRUE(open("t-admin").ok());
+    // A connected session is no longer pending: room for one more.
+    auto client = Connect(first);
+    ASSERT_NE(client, nullptr);
+    EXPECT_TRUE(open("t-alice").ok());
+    EXPECT_EQ(open("t-alice").error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    v1::ListSessionsResponse list;
+    ASSERT_TRUE(rpmad->Sessions()->ListSessions(Rpmad::Context().get(), {}, &list).ok());
+    EXPECT_EQ(list.sessions_size(), 6);
+
+    client.reset();
+    rpmad->process().Kill();
+    const std::string &log = rpmad->process().Stderr();
+    EXPECT_NE(log.find("by token:alice from 127.0.0.1"), std::string::npos) << log;
+    EXPECT_NE(log.find("OpenSession refused: wrong client token from ipv4:127.0.0.1:"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(log.find("t-alice"), std::string::npos) << "a token in the log: " << log;
+}
+
 // A token is bound to its region's incarnation: once the region is deleted
 // (its sessions closed with it), the token admits nothing, also not to a
 // region created again under the same name.
