@@ -1,6 +1,7 @@
 #include "daemon/peer_log_limit.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace rpmad {
 
@@ -8,9 +9,15 @@ std::string PeerHost(std::string_view peer) {
     for (std::string_view scheme : {"ipv4:", "ipv6:"})
         if (peer.starts_with(scheme))
             peer.remove_prefix(scheme.size());
-    if (peer.starts_with('[')) {
-        const size_t close = peer.find(']');
-        return std::string(close == std::string_view::npos ? peer : peer.substr(1, close - 1));
+    // gRPC writes its peers as URIs: "ipv6:%5B::1%5D:5000".
+    for (auto [open, close] : {std::pair<std::string_view, std::string_view>{"[", "]"},
+                               {"%5B", "%5D"},
+                               {"%5b", "%5d"}}) {
+        if (!peer.starts_with(open))
+            continue;
+        const size_t end = peer.find(close);
+        return std::string(
+            end == std::string_view::npos ? peer : peer.substr(open.size(), end - open.size()));
     }
     const size_t colon = peer.find(':');
     if (colon != std::string_view::npos && peer.find(':', colon + 1) == std::string_view::npos)

@@ -72,7 +72,7 @@ class PeerLogLimit {
 };
 
 // The host of a peer as logged: "127.0.0.1:5000" -> "127.0.0.1",
-// "[::1]:5000" and "ipv6:[::1]:5000" -> "::1", "ipv4:10.0.0.1:7" ->
+// "[::1]:5000" and gRPC's "ipv6:%5B::1%5D:5000" -> "::1", "ipv4:10.0.0.1:7" ->
 // "10.0.0.1". Anything else is returned as it is.
 std::string PeerHost(std::string_view peer);
 

@@ -98,6 +98,8 @@ TEST(PeerLogLimit, PeerHostDropsThePortAndGrpcsScheme) {
     EXPECT_EQ(PeerHost("127.0.0.1:5000"), "127.0.0.1");
     EXPECT_EQ(PeerHost("[::1]:5000"), "::1");
     EXPECT_EQ(PeerHost("ipv6:[::1]:5000"), "::1");
+    EXPECT_EQ(PeerHost("ipv6:%5B::1%5D:5000"), "::1");
+    EXPECT_EQ(PeerHost("ipv6:%5bfe80::1%5d:5000"), "fe80::1");
     EXPECT_EQ(PeerHost("ipv4:10.0.0.1:7"), "10.0.0.1");
     EXPECT_EQ(PeerHost("an unknown address"), "an unknown address");
 }
