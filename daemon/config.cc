@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <variant>
 #include <vector>
@@ -204,6 +205,11 @@ const Key kKeys[] = {
     {"limits.max_region_size", [](Config &c) -> FieldRef { return &c.max_region_size; }},
     {"limits.max_sessions", [](Config &c) -> FieldRef { return &c.max_sessions; }},
     {"sessions.token_ttl_seconds", [](Config &c) -> FieldRef { return &c.token_ttl_seconds; }},
+    {"sessions.client_tokens_file", [](Config &c) -> FieldRef { return &c.client_tokens_file; }},
+    {"sessions.max_per_identity",
+     [](Config &c) -> FieldRef { return &c.max_sessions_per_identity; }},
+    {"sessions.max_pending_per_peer",
+     [](Config &c) -> FieldRef { return &c.max_pending_per_peer; }},
     {"logging.level", [](Config &c) -> FieldRef { return &c.log_level; }, kLogLevels},
     {"logging.target", [](Config &c) -> FieldRef { return &c.log_target; }, kLogTargets},
 };
@@ -689,6 +695,45 @@ Status ResolveAdminToken(Config *config) {
     return Status();
 }
 
+Status ResolveClientTokens(Config *config) {
+    constexpr std::string_view kKey = "sessions.client_tokens_file";
+    config->client_tokens.clear();
+    if (config->client_tokens_file.empty())
+        return Status();
+    const std::string &path = config->client_tokens_file;
+    StatusOr<std::string> text = ReadWholeFile(path, kKey);
+    if (!text.ok())
+        return text.status();
+    std::istringstream lines(*text);
+    int number = 0;
+    for (std::string line; std::getline(lines, line);) {
+        ++number;
+        std::istringstream words(line);
+        std::string name, token, extra;
+        words >> name >> token >> extra;
+        if (name.empty() || name[0] == '#')
+            continue;
+        const std::string at =
+            std::string(kKey) + ": " + Quoted(path) + " line " + std::to_string(number) + ": ";
+        if (token.empty() || !extra.empty())
+            return Invalid(at + "expected NAME TOKEN (two words); write one client per line");
+        for (const ClientToken &earlier : config->client_tokens) {
+            if (earlier.name == name)
+                return Invalid(at + "the name " + Quoted(name) +
+                               " is given twice; give each client its own");
+            if (earlier.token == token)
+                return Invalid(at + "the token of " + Quoted(name) + " is also " +
+                               Quoted(earlier.name) + "'s; give each client its own");
+        }
+        config->client_tokens.push_back({name, token});
+    }
+    if (config->client_tokens.empty())
+        return Invalid(std::string(kKey) + ": " + Quoted(path) +
+                       " holds no token; write one NAME TOKEN line per client (an empty file "
+                       "would let no client open sessions)");
+    return Status();
+}
+
 StatusOr<Config> ParseConfig(std::string_view yaml, const std::string &origin) {
     Config config;
     ConfigReader reader(origin);
@@ -709,6 +754,8 @@ StatusOr<Config> ParseConfig(std::string_view yaml, const std::string &origin) {
     if (Status s = ResolveAdminToken(&config); !s.ok()) {
         return where.At("control.admin_token_file", s);
     }
+    if (Status s = ResolveClientTokens(&config); !s.ok())
+        return where.At("sessions.client_tokens_file", s);
     if (Status s = CheckConfig(config, where); !s.ok())
         return s;
     return config;

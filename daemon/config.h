@@ -47,6 +47,15 @@ struct DevdaxRegionConfig {
     bool operator==(const DevdaxRegionConfig &) const = default;
 };
 
+// A client allowed to open sessions, from sessions.client_tokens_file: its
+// name is its identity, for the quotas and the log.
+struct ClientToken {
+    std::string name;
+    std::string token;
+
+    bool operator==(const ClientToken &) const = default;
+};
+
 struct Config {
     std::string control_listen = "127.0.0.1:7300";
     std::string admin_token;  // resolved: from admin_token or read from admin_token_file
@@ -62,6 +71,11 @@ struct Config {
     uint64_t max_region_size = 64ull << 30;
     uint32_t max_sessions = 256;
     uint32_t token_ttl_seconds = 60;
+    // Empty: OpenSession needs no token. Resolved into client_tokens.
+    std::string client_tokens_file;
+    std::vector<ClientToken> client_tokens;
+    uint32_t max_sessions_per_identity = 0;  // 0: only limits.max_sessions
+    uint32_t max_pending_per_peer = 0;       // 0: only limits.max_sessions
     std::string log_level = "info";
     std::string log_target = "auto";
 
@@ -115,9 +129,15 @@ Config DefaultConfig();
 // forms are given or the file is unreadable or empty.
 Status ResolveAdminToken(Config *config);
 
+// Reads the client tokens from config->client_tokens_file (one "NAME TOKEN"
+// per line; blank lines and lines starting with '#' are skipped) into
+// config->client_tokens. No-op when no file is named; an error naming the
+// line when one is malformed, a name or token repeats, or there is none.
+Status ResolveClientTokens(Config *config);
+
 // Parses and validates a config file's text; `origin` (the file name) starts
-// every message. Keys the text omits keep their defaults. Resolves pool_dir
-// and the admin token.
+// every message. Keys the text omits keep their defaults. Resolves pool_dir,
+// the admin token and the client tokens.
 StatusOr<Config> ParseConfig(std::string_view yaml, const std::string &origin);
 // ParseConfig of the file at `path`; NOT_FOUND / PERMISSION_DENIED / ... with
 // the path and strerror when it cannot be read.

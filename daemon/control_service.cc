@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -12,6 +13,7 @@
 #include <grpcpp/security/tls_credentials_options.h>
 
 #include "daemon/log.h"
+#include "daemon/peer_log_limit.h"
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
 
 #ifndef RPMAD_VERSION
@@ -82,36 +84,115 @@ void Trace(grpc::ServerContext *context, const char *call, const std::string &wh
     Log().debug("control plane: {}({}) from {}", call, what, context->peer());
 }
 
-// The admin token, when the daemon has one, as "authorization: Bearer <token>".
-grpc::Status CheckAdmin(const Daemon &daemon, grpc::ServerContext *context, const char *call) {
-    const std::string &expected = daemon.config().admin_token;
-    if (expected.empty())
-        return grpc::Status::OK;
+// The value of "authorization: Bearer <token>"; nullopt without the header,
+// "" when it is not a bearer token.
+std::optional<std::string_view> BearerOf(grpc::ServerContext *context) {
     const auto &metadata = context->client_metadata();
     auto it = metadata.find("authorization");
     if (it == metadata.end())
-        return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                            std::string(call) +
-                                " needs the admin token: send it as the metadata "
-                                "'authorization: Bearer <token>' (rpmactl --admin-token)");
+        return std::nullopt;
     const std::string_view value(it->second.data(), it->second.size());
     constexpr std::string_view kBearer = "Bearer ";
-    if (!value.starts_with(kBearer) || !TokensEqual(value.substr(kBearer.size()), expected)) {
-        Log().warn("control plane: {} refused: wrong admin token from {}", call, context->peer());
-        return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                            std::string(call) + " refused: the admin token is wrong");
-    }
-    return grpc::Status::OK;
+    return value.starts_with(kBearer) ? value.substr(kBearer.size()) : std::string_view();
 }
+
+// The identity of a verified TLS client certificate, if the caller sent one.
+std::optional<std::string> CertificateIdentity(grpc::ServerContext *context) {
+    const auto auth = context->auth_context();
+    if (auth == nullptr || !auth->IsPeerAuthenticated())
+        return std::nullopt;
+    const auto identity = auth->GetPeerIdentity();
+    if (identity.empty())
+        return std::nullopt;
+    return std::string(identity.front().data(), identity.front().size());
+}
+
+}  // namespace
+
+// Who may call what: the admin token for the calls that change regions and
+// end sessions, a client credential (when configured) for OpenSession. A
+// caller provokes a refusal's log line at will, so those are rate-limited
+// per peer.
+class Callers {
+  public:
+    explicit Callers(const Daemon &daemon) : daemon_(daemon) {}
+
+    // The admin token, when the daemon has one, as "authorization: Bearer <token>".
+    grpc::Status Admin(grpc::ServerContext *context, const char *call) {
+        const std::string &expected = daemon_.config().admin_token;
+        if (expected.empty())
+            return grpc::Status::OK;
+        const auto bearer = BearerOf(context);
+        if (!bearer)
+            return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                                std::string(call) +
+                                    " needs the admin token: send it as the metadata "
+                                    "'authorization: Bearer <token>' (rpmactl --admin-token)");
+        if (!TokensEqual(*bearer, expected)) {
+            Refused(context, std::string(call) + " refused: wrong admin token");
+            return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                                std::string(call) + " refused: the admin token is wrong");
+        }
+        return grpc::Status::OK;
+    }
+
+    // Who opens a session: with sessions.client_tokens_file, the client
+    // whose token it sends (or the admin); else the identity of its TLS
+    // client certificate, else its address.
+    grpc::Status Opener(grpc::ServerContext *context, Requester *who) {
+        const Config &config = daemon_.config();
+        who->address = PeerHost(context->peer());
+        if (!config.client_tokens.empty()) {
+            const auto bearer = BearerOf(context);
+            if (!bearer)
+                return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                                    "OpenSession needs a client token (rpmad's "
+                                    "sessions.client_tokens_file): send it as the metadata "
+                                    "'authorization: Bearer <token>' (rpmactl "
+                                    "--client-token-file)");
+            // Every token is compared, so the time taken says nothing of which matched.
+            const ClientToken *client = nullptr;
+            for (const ClientToken &candidate : config.client_tokens)
+                if (TokensEqual(*bearer, candidate.token))
+                    client = &candidate;
+            if (client != nullptr) {
+                who->identity = "token:" + client->name;
+            } else if (!config.admin_token.empty() && TokensEqual(*bearer, config.admin_token)) {
+                who->identity = "admin";
+            } else {
+                Refused(context, "OpenSession refused: wrong client token");
+                return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                                    "OpenSession refused: the client token is wrong");
+            }
+            return grpc::Status::OK;
+        }
+        if (auto subject = CertificateIdentity(context))
+            who->identity = "cert:" + *subject;
+        else
+            who->identity = "address:" + who->address;
+        return grpc::Status::OK;
+    }
+
+  private:
+    void Refused(grpc::ServerContext *context, const std::string &what) {
+        refusals_log_.Write(context->peer(), what + " from " + context->peer());
+    }
+
+    const Daemon &daemon_;
+    PeerLogLimit refusals_log_{
+        [](const std::string &line) { Log().warn("control plane: {}", line); }};
+};
+
+namespace {
 
 class RegionService final : public v1::RegionService::Service {
   public:
-    explicit RegionService(Daemon &daemon) : daemon_(daemon) {}
+    RegionService(Daemon &daemon, Callers &callers) : daemon_(daemon), callers_(callers) {}
 
     grpc::Status CreateRegion(grpc::ServerContext *context, const v1::CreateRegionRequest *request,
                               v1::Region *response) override {
         Trace(context, "CreateRegion", request->name());
-        if (auto allowed = CheckAdmin(daemon_, context, "CreateRegion"); !allowed.ok())
+        if (auto allowed = callers_.Admin(context, "CreateRegion"); !allowed.ok())
             return allowed;
         auto view = daemon_.CreateRegion(request->name(), request->size());
         if (!view.ok())
@@ -139,7 +220,7 @@ class RegionService final : public v1::RegionService::Service {
     grpc::Status DeleteRegion(grpc::ServerContext *context, const v1::DeleteRegionRequest *request,
                               v1::DeleteRegionResponse *response) override {
         Trace(context, "DeleteRegion", request->name());
-        if (auto allowed = CheckAdmin(daemon_, context, "DeleteRegion"); !allowed.ok())
+        if (auto allowed = callers_.Admin(context, "DeleteRegion"); !allowed.ok())
             return allowed;
         auto closed = daemon_.DeleteRegion(request->name(), request->force());
         if (!closed.ok())
@@ -150,16 +231,20 @@ class RegionService final : public v1::RegionService::Service {
 
   private:
     Daemon &daemon_;
+    Callers &callers_;
 };
 
 class SessionService final : public v1::SessionService::Service {
   public:
-    explicit SessionService(Daemon &daemon) : daemon_(daemon) {}
+    SessionService(Daemon &daemon, Callers &callers) : daemon_(daemon), callers_(callers) {}
 
     grpc::Status OpenSession(grpc::ServerContext *context, const v1::OpenSessionRequest *request,
                              v1::OpenSessionResponse *response) override {
         Trace(context, "OpenSession", request->region());
-        auto offer = daemon_.OpenSession(request->region());
+        Requester who;
+        if (auto allowed = callers_.Opener(context, &who); !allowed.ok())
+            return allowed;
+        auto offer = daemon_.OpenSession(request->region(), who);
         if (!offer.ok())
             return ToGrpc(offer.status());
         response->set_session_id(wire::SessionIdString(offer->grant.token.session_id));
@@ -180,7 +265,7 @@ class SessionService final : public v1::SessionService::Service {
     grpc::Status CloseSession(grpc::ServerContext *context, const v1::CloseSessionRequest *request,
                               v1::CloseSessionResponse *) override {
         Trace(context, "CloseSession", request->session_id());
-        if (auto allowed = CheckAdmin(daemon_, context, "CloseSession"); !allowed.ok())
+        if (auto allowed = callers_.Admin(context, "CloseSession"); !allowed.ok())
             return allowed;
         return ToGrpc(daemon_.CloseSession(request->session_id()));
     }
@@ -207,6 +292,7 @@ class SessionService final : public v1::SessionService::Service {
 
   private:
     Daemon &daemon_;
+    Callers &callers_;
 };
 
 class DaemonService final : public v1::DaemonService::Service {
@@ -340,8 +426,9 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(Daemon &daemon,
                                                               const std::string &config_origin,
                                                               const std::string &listen) {
     std::unique_ptr<ControlServer> server(new ControlServer());
-    server->services_.push_back(std::make_unique<RegionService>(daemon));
-    server->services_.push_back(std::make_unique<SessionService>(daemon));
+    server->callers_ = std::make_unique<Callers>(daemon);
+    server->services_.push_back(std::make_unique<RegionService>(daemon, *server->callers_));
+    server->services_.push_back(std::make_unique<SessionService>(daemon, *server->callers_));
     server->services_.push_back(std::make_unique<DaemonService>(daemon, effective, config_origin));
 
     grpc::EnableDefaultHealthCheckService(true);

@@ -15,6 +15,8 @@
 
 namespace rpmad {
 
+class Callers;
+
 class ControlServer {
   public:
     // Listens on `listen` with effective.tls (plaintext when it names no
@@ -41,6 +43,8 @@ class ControlServer {
     ControlServer() = default;
 
     std::string address_;
+    // Outlives the services, which check callers with it.
+    std::unique_ptr<Callers> callers_;
     std::vector<std::unique_ptr<grpc::Service>> services_;
     std::unique_ptr<grpc::Server> server_;
 };

@@ -29,7 +29,8 @@ Status LoggedIfDiskError(const std::string &name, Status status) {
 Daemon::Daemon(const Config &config)
     : config_(config),
       started_(std::chrono::steady_clock::now()),
-      sessions_(config.max_sessions, std::chrono::seconds(config.token_ttl_seconds)) {}
+      sessions_(config.max_sessions, std::chrono::seconds(config.token_ttl_seconds),
+                SessionQuotas{config.max_sessions_per_identity, config.max_pending_per_peer}) {}
 
 Daemon::~Daemon() {
     // The data plane holds regions; it goes before the store.
@@ -161,7 +162,7 @@ StatusOr<size_t> Daemon::DeleteRegion(const std::string &name, bool force) {
     return closed.size();
 }
 
-StatusOr<SessionOffer> Daemon::OpenSession(const std::string &region_name) {
+StatusOr<SessionOffer> Daemon::OpenSession(const std::string &region_name, const Requester &who) {
     if (Status valid = ValidateRegionName(region_name); !valid.ok())
         return valid;
     std::lock_guard lock(regions_mu_);
@@ -175,13 +176,14 @@ StatusOr<SessionOffer> Daemon::OpenSession(const std::string &region_name) {
         return Status(StatusCode::kFailedPrecondition,
                       "region '" + region_name +
                           "' is not served on the data plane (see rpmad's log for why)");
-    auto grant = sessions_.Open(region_name, (*region)->id());
+    auto grant = sessions_.Open(region_name, (*region)->id(), who);
     if (!grant.ok())
         return grant.status();
     counters_.sessions_opened++;
     data_plane_->Wake();
-    Log().info("session {}: opened on region '{}'", wire::SessionIdString(grant->token.session_id),
-               region_name);
+    Log().info("session {}: opened on region '{}' by {} from {}",
+               wire::SessionIdString(grant->token.session_id), region_name, who.identity,
+               who.address);
     return SessionOffer{*grant, *access, (*region)->size(), data_plane_->address(),
                         data_plane_->port()};
 }

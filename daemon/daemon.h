@@ -71,7 +71,8 @@ class Daemon {
     // are closed first. Returns how many were closed.
     StatusOr<size_t> DeleteRegion(const std::string &name, bool force);
 
-    StatusOr<SessionOffer> OpenSession(const std::string &region);
+    // `who` as the control plane authenticated it, for the session quotas.
+    StatusOr<SessionOffer> OpenSession(const std::string &region, const Requester &who);
     Status CloseSession(const std::string &session_id);
     StatusOr<std::vector<SessionInfo>> ListSessions(const std::string &region) const;
 

@@ -423,7 +423,7 @@ void DataPlane::Accept(rpma::ConnReq request) {
     const std::string peer = PeerAddress(request);
     auto reject = [&](const std::string &why) {
         counters_.connections_rejected++;
-        Log().warn("data plane: rejected a connection from {}: {}", peer, why);
+        rejections_log_.Write(peer, "rejected a connection from " + peer + ": " + why);
         // The request's destructor rejects it.
     };
     auto private_data = request.PrivateData();

@@ -33,6 +33,8 @@
 
 #include "daemon/config.h"
 #include "daemon/counters.h"
+#include "daemon/log.h"
+#include "daemon/peer_log_limit.h"
 #include "daemon/region.h"
 #include "daemon/session_table.h"
 #include "daemon/status.h"
@@ -130,6 +132,10 @@ class DataPlane {
 
     SessionTable &sessions_;
     Counters &counters_;
+    // A peer provokes a rejection per connection it opens: its lines are
+    // rate-limited, so that a flood of them costs the log a few lines.
+    PeerLogLimit rejections_log_{
+        [](const std::string &line) { Log().warn("data plane: {}", line); }};
     std::string provider_;
     std::string address_;
     std::string port_;

@@ -27,13 +27,40 @@ bool SecretsEqual(const std::array<uint8_t, 16> &a, const std::array<uint8_t, 16
     return diff == 0;
 }
 
-SessionTable::SessionTable(uint32_t max_sessions, std::chrono::seconds token_ttl)
-    : max_sessions_(max_sessions), token_ttl_(token_ttl) {}
+SessionTable::SessionTable(uint32_t max_sessions, std::chrono::seconds token_ttl,
+                           SessionQuotas quotas)
+    : max_sessions_(max_sessions), token_ttl_(token_ttl), quotas_(quotas) {}
 
-StatusOr<SessionGrant> SessionTable::Open(const std::string &region, uint64_t region_id) {
+Status SessionTable::CheckQuotas(const Requester &who) const {
+    uint32_t held = 0, pending = 0;
+    for (const auto &[id, entry] : sessions_) {
+        if (entry.info.opener.identity != who.identity)
+            continue;
+        ++held;
+        pending += !entry.info.connected && entry.info.opener.address == who.address;
+    }
+    if (quotas_.max_pending_per_peer != 0 && pending >= quotas_.max_pending_per_peer)
+        return Status(StatusCode::kResourceExhausted,
+                      who.identity + " from " + who.address + " has " + std::to_string(pending) +
+                          " sessions opened but not connected, the limit of "
+                          "sessions.max_pending_per_peer: connect with their tokens or let "
+                          "them expire (sessions.token_ttl_seconds), or raise "
+                          "sessions.max_pending_per_peer");
+    if (quotas_.max_per_identity != 0 && held >= quotas_.max_per_identity)
+        return Status(StatusCode::kResourceExhausted,
+                      who.identity + " has " + std::to_string(held) +
+                          " open sessions, the limit of sessions.max_per_identity: close "
+                          "sessions it no longer uses, or raise sessions.max_per_identity");
+    return Status();
+}
+
+StatusOr<SessionGrant> SessionTable::Open(const std::string &region, uint64_t region_id,
+                                          const Requester &who) {
     Entry entry;
     bool random_ok = FillRandom(entry.token.secret.data(), entry.token.secret.size());
     std::lock_guard lock(mu_);
+    if (Status quota = CheckQuotas(who); !quota.ok())
+        return quota;
     if (sessions_.size() >= max_sessions_)
         return Status(StatusCode::kResourceExhausted,
                       "the daemon has " + std::to_string(max_sessions_) +
@@ -49,6 +76,7 @@ StatusOr<SessionGrant> SessionTable::Open(const std::string &region, uint64_t re
     const auto now = std::chrono::system_clock::now();
     entry.info.session_id = entry.token.session_id;
     entry.info.region = region;
+    entry.info.opener = who;
     entry.info.opened = now;
     entry.info.token_expires = now + token_ttl_;
     entry.deadline = std::chrono::steady_clock::now() + token_ttl_;

@@ -9,6 +9,12 @@
 // one region (by name and by the region's id, so a region deleted and
 // created again does not honour old tokens) and admits one connection.
 // Secrets are never logged.
+//
+// Quotas: besides limits.max_sessions for all, sessions.max_per_identity
+// bounds the sessions (pending or connected) of one identity, and
+// sessions.max_pending_per_peer the pending ones of one peer (an identity
+// at one address), so that a client opening sessions it never connects
+// cannot take every session from the others.
 #ifndef DAEMON_SESSION_TABLE_H
 #define DAEMON_SESSION_TABLE_H
 
@@ -25,6 +31,21 @@
 
 namespace rpmad {
 
+// Who opens a session, as the control plane authenticated it.
+struct Requester {
+    // "token:NAME" (sessions.client_tokens_file), "admin" (the admin token),
+    // "cert:SUBJECT" (a verified TLS client certificate), else
+    // "address:HOST" when nothing authenticates the caller.
+    std::string identity;
+    std::string address;  // the caller's host, without the port
+};
+
+// 0: no limit of that kind (limits.max_sessions still holds).
+struct SessionQuotas {
+    uint32_t max_per_identity = 0;
+    uint32_t max_pending_per_peer = 0;
+};
+
 struct SessionGrant {
     wire::SessionToken token;
     std::string region;
@@ -35,6 +56,7 @@ struct SessionGrant {
 struct SessionInfo {
     uint64_t session_id = 0;
     std::string region;
+    Requester opener;
     bool connected = false;
     std::string peer;
     std::chrono::system_clock::time_point opened;
@@ -45,10 +67,12 @@ struct SessionInfo {
 
 class SessionTable {
   public:
-    SessionTable(uint32_t max_sessions, std::chrono::seconds token_ttl);
+    SessionTable(uint32_t max_sessions, std::chrono::seconds token_ttl, SessionQuotas quotas = {});
 
-    // RESOURCE_EXHAUSTED when max_sessions are open (pending or connected).
-    StatusOr<SessionGrant> Open(const std::string &region, uint64_t region_id);
+    // RESOURCE_EXHAUSTED, naming the config key, when `who` is at a quota
+    // or max_sessions are open (pending or connected).
+    StatusOr<SessionGrant> Open(const std::string &region, uint64_t region_id,
+                                const Requester &who = {});
 
     // Admits the connection that presents `token` from `peer`: the session
     // becomes connected and its token is spent. UNAUTHENTICATED (unknown
@@ -81,8 +105,12 @@ class SessionTable {
         uint64_t region_id = 0;
     };
 
+    // OK, or why `who` may not open another session now; under mu_.
+    Status CheckQuotas(const Requester &who) const;
+
     const uint32_t max_sessions_;
     const std::chrono::seconds token_ttl_;
+    const SessionQuotas quotas_;
     mutable std::mutex mu_;
     std::map<uint64_t, Entry> sessions_;
 };

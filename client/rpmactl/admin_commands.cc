@@ -329,7 +329,7 @@ int Stats(const Settings &settings) {
 
 int ConfigShow(const Settings &settings, const AdminArgs &args) {
     if (args.local) {
-        // rpmactl's own resolved settings; the admin token is never shown.
+        // rpmactl's own resolved settings; the tokens are never shown.
         const auto &c = settings.connect;
         if (settings.json) {
             PrintJson(Json{{"servers", settings.servers},
@@ -340,6 +340,7 @@ int ConfigShow(const Settings &settings, const AdminArgs &args) {
                            {"cert_file", c.cert_file},
                            {"key_file", c.key_file},
                            {"admin_token", c.admin_token.empty() ? "" : "(set)"},
+                           {"client_token", c.client_token.empty() ? "" : "(set)"},
                            {"timeout_seconds", c.timeout.count() / 1000.0}});
             return kExitOk;
         }
@@ -355,6 +356,7 @@ int ConfigShow(const Settings &settings, const AdminArgs &args) {
         table.AddRow({"cert_file", c.cert_file.empty() ? "-" : c.cert_file});
         table.AddRow({"key_file", c.key_file.empty() ? "-" : c.key_file});
         table.AddRow({"admin_token", c.admin_token.empty() ? "-" : "(set)"});
+        table.AddRow({"client_token", c.client_token.empty() ? "-" : "(set)"});
         char seconds[32];
         snprintf(seconds, sizeof(seconds), "%g", static_cast<double>(c.timeout.count()) / 1000.0);
         table.AddRow({"timeout_seconds", seconds});

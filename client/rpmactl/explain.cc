@@ -17,6 +17,11 @@ constexpr char kWrongTokenHint[] =
     "the admin token was refused: give the token of rpmad's control.admin_token (or the file it "
     "names)";
 
+constexpr char kClientTokenHint[] =
+    "rpmad wants a client token to open sessions: pass one of the tokens of its "
+    "sessions.client_tokens_file with --client-token-file FILE (or client_token_file in "
+    "~/.config/rpmactl/config.yaml)";
+
 bool Mentions(const std::string &text, const std::string &word) {
     auto lower = [](std::string s) {
         std::transform(s.begin(), s.end(), s.begin(),
@@ -107,7 +112,10 @@ Status Advise(const Status &status, const rpma::client::ConnectOptions &options)
                 hint = DeadlineHint(tls);
             break;
         case StatusCode::kPermissionDenied:
-            hint = options.admin_token.empty() ? kGiveTokenHint : kWrongTokenHint;
+            if (Mentions(message, "client token"))
+                hint = kClientTokenHint;
+            else
+                hint = options.admin_token.empty() ? kGiveTokenHint : kWrongTokenHint;
             break;
         case StatusCode::kNotFound:
             if (!Mentions(message, "rpmactl region list"))

@@ -56,6 +56,10 @@ int Main(int argc, char **argv) {
     app.add_option("--admin-token-file", flags.admin_token_file,
                    "file whose first line is the admin token")
         ->type_name("FILE");
+    app.add_option("--client-token-file", flags.client_token_file,
+                   "file whose first line is a client token, for daemons that require one to "
+                   "open sessions")
+        ->type_name("FILE");
     app.add_option("--timeout", flags.timeout_seconds, "deadline of each control call (default 10)")
         ->type_name("SECONDS");
     app.add_flag("--json", flags.json, "print JSON (stable field names) instead of tables");

@@ -23,7 +23,7 @@ Status Usage(std::string message) {
 struct FileSettings {
     std::vector<std::string> servers;
     bool tls = false;
-    std::string ca_file, cert_file, key_file, admin_token_file;
+    std::string ca_file, cert_file, key_file, admin_token_file, client_token_file;
     double timeout_seconds = -1;
 };
 
@@ -47,9 +47,10 @@ std::string DefaultConfigPath(const std::function<const char *(const char *)> &g
 
 Result<FileSettings> ReadConfigFile(const std::string &path,
                                     const std::function<const char *(const char *)> &getenv) {
-    static const std::set<std::string> kKeys = {"servers",        "tls",      "ca_file",
-                                                "cert_file",      "key_file", "admin_token_file",
-                                                "timeout_seconds"};
+    static const std::set<std::string> kKeys = {"servers",           "tls",
+                                                "ca_file",           "cert_file",
+                                                "key_file",          "admin_token_file",
+                                                "client_token_file", "timeout_seconds"};
     FileSettings file;
     YAML::Node root;
     try {
@@ -72,7 +73,8 @@ Result<FileSettings> ReadConfigFile(const std::string &path,
             if (!kKeys.count(key))
                 return Usage(path + ": unknown key '" + key +
                              "': the keys are servers, tls, ca_file, cert_file, key_file, "
-                             "admin_token_file, timeout_seconds (see rpmactl(1))");
+                             "admin_token_file, client_token_file, timeout_seconds (see "
+                             "rpmactl(1))");
             if (key == "servers") {
                 if (value.IsSequence()) {
                     for (const auto &server : value)
@@ -91,10 +93,11 @@ Result<FileSettings> ReadConfigFile(const std::string &path,
                 // Relative paths are relative to the file, not to where rpmactl runs.
                 if (!text.empty() && text[0] != '/')
                     text = (std::filesystem::path(path).parent_path() / text).string();
-                (key == "ca_file"     ? file.ca_file
-                 : key == "cert_file" ? file.cert_file
-                 : key == "key_file"  ? file.key_file
-                                      : file.admin_token_file) = text;
+                (key == "ca_file"            ? file.ca_file
+                 : key == "cert_file"        ? file.cert_file
+                 : key == "key_file"         ? file.key_file
+                 : key == "admin_token_file" ? file.admin_token_file
+                                             : file.client_token_file) = text;
             }
         }
     } catch (const YAML::Exception &) {
@@ -119,17 +122,17 @@ std::vector<std::string> SplitList(const std::string &text) {
 
 }  // namespace
 
-Result<std::string> ReadTokenFile(const std::string &path) {
+Result<std::string> ReadTokenFile(const std::string &path, const std::string &what) {
     std::ifstream in(path);
     std::string line;
     if (!in)
-        return Usage("cannot read the admin token file " + path +
+        return Usage("cannot read the " + what + " file " + path +
                      ": check the path and that you may read it");
     std::getline(in, line);
     constexpr char kSpace[] = " \t\r\f\v";
     const size_t begin = line.find_first_not_of(kSpace);
     if (begin == std::string::npos)
-        return Usage("the admin token file " + path +
+        return Usage("the " + what + " file " + path +
                      " holds no token on its first line: write the token there");
     return line.substr(begin, line.find_last_not_of(kSpace) - begin + 1);
 }
@@ -199,6 +202,14 @@ Result<Settings> ResolveSettings(const Flags &flags,
                 return token.status();
             connect.admin_token = *token;
         }
+    }
+    const std::string client_token_file =
+        !flags.client_token_file.empty() ? flags.client_token_file : file.client_token_file;
+    if (!client_token_file.empty()) {
+        auto token = ReadTokenFile(client_token_file, "client token");
+        if (!token.ok())
+            return token.status();
+        connect.client_token = *token;
     }
     return settings;
 }

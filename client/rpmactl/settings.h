@@ -10,6 +10,7 @@
 //   cert_file: ...                            # with key_file, for mutual TLS
 //   key_file: ...
 //   admin_token_file: ~/.config/rpmactl/admin-token
+//   client_token_file: ~/.config/rpmactl/client-token  # to open sessions
 //   timeout_seconds: 10
 #ifndef CLIENT_RPMACTL_SETTINGS_H
 #define CLIENT_RPMACTL_SETTINGS_H
@@ -35,6 +36,7 @@ struct Flags {
     std::string key_file;
     std::string admin_token;
     std::string admin_token_file;
+    std::string client_token_file;
     double timeout_seconds = -1;
     bool json = false;
 };
@@ -56,8 +58,9 @@ rpma::client::Result<Settings> ResolveSettings(
     const Flags &flags, const std::function<const char *(const char *)> &getenv);
 
 // The first line of a token file, surrounding whitespace removed (as rpmad
-// reads control.admin_token_file).
-rpma::client::Result<std::string> ReadTokenFile(const std::string &path);
+// reads control.admin_token_file); `what` ("admin token") names it in errors.
+rpma::client::Result<std::string> ReadTokenFile(const std::string &path,
+                                                const std::string &what = "admin token");
 
 }  // namespace rpmactl
 

@@ -139,5 +139,24 @@ TEST_F(SettingsTest, TokenAndTokenFileTogetherAreRefusedAndAnEmptyTokenFileToo) 
     EXPECT_NE(empty.status().message().find("holds no token"), std::string::npos);
 }
 
+TEST_F(SettingsTest, TheClientTokenComesFromItsFlagElseTheFileAndIsNamedInErrors) {
+    Write("client-token", " from-file \n");
+    Flags flags;
+    flags.config_file = Write("rpmactl.yaml", "client_token_file: client-token\n");
+    auto settings = Resolve(flags);
+    ASSERT_TRUE(settings.ok()) << settings.status().ToString();
+    EXPECT_EQ(settings->connect.client_token, "from-file");
+    EXPECT_EQ(settings->connect.admin_token, "");
+    flags.client_token_file = Write("flag-token", "from-flag\n");
+    settings = Resolve(flags);
+    ASSERT_TRUE(settings.ok()) << settings.status().ToString();
+    EXPECT_EQ(settings->connect.client_token, "from-flag");
+    flags.client_token_file = Write("empty", "\n");
+    auto empty = Resolve(flags);
+    ASSERT_FALSE(empty.ok());
+    EXPECT_NE(empty.status().message().find("client token file"), std::string::npos)
+        << empty.status().message();
+}
+
 }  // namespace
 }  // namespace rpmactl

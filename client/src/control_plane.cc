@@ -69,12 +69,26 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Connect(const std::string &a
     return control;
 }
 
-std::unique_ptr<grpc::ClientContext> ControlPlane::Context() const {
+namespace {
+
+std::unique_ptr<grpc::ClientContext> ContextWith(const ConnectOptions &options,
+                                                 const std::string &token) {
     auto context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(std::chrono::system_clock::now() + options_.timeout);
-    if (!options_.admin_token.empty())
-        context->AddMetadata("authorization", "Bearer " + options_.admin_token);
+    context->set_deadline(std::chrono::system_clock::now() + options.timeout);
+    if (!token.empty())
+        context->AddMetadata("authorization", "Bearer " + token);
     return context;
+}
+
+}  // namespace
+
+std::unique_ptr<grpc::ClientContext> ControlPlane::Context() const {
+    return ContextWith(options_, options_.admin_token);
+}
+
+std::unique_ptr<grpc::ClientContext> ControlPlane::SessionContext() const {
+    return ContextWith(
+        options_, !options_.client_token.empty() ? options_.client_token : options_.admin_token);
 }
 
 }  // namespace rpma::client

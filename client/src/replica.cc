@@ -75,7 +75,7 @@ Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const s
     v1::OpenSessionRequest open;
     open.set_region(region);
     v1::OpenSessionResponse session;
-    got = control.sessions().OpenSession(control.Context().get(), open, &session);
+    got = control.sessions().OpenSession(control.SessionContext().get(), open, &session);
     if (!got.ok())
         return FromGrpc(got, control.address());
     const auto token = wire::DecodeToken(std::as_bytes(std::span(session.token())));

@@ -611,6 +611,46 @@ TEST_F(RpmactlTest, PutReplicatesAFileGetReadsItBackFromEachAndVerifyFindsCorrup
 // With --quorum 2 of 3 and one daemon gone, put still makes the file
 // durable on the other two, names the failed replica, and exits 1 so that a
 // script knows a resync is due.
+// A daemon that wants a client token to open sessions: put and get pass
+// --client-token-file's token on OpenSession (and the admin token on
+// CreateRegion); without it the refusal says which flag gives it.
+TEST_F(RpmactlTest, DataCommandsPassTheClientTokenAndWithoutItSayHowToGiveIt) {
+    const std::string clients = home_ + "/clients";
+    std::ofstream(clients) << "backup t-backup\n";
+    const std::string client_token = home_ + "/client-token";
+    std::ofstream(client_token) << "t-backup\n";
+    RpmadOptions options;
+    options.pool_dir = TempPath("pool-" + name_);
+    options.config_yaml = std::string("control:\n  admin_token: \"") + kToken +
+                          "\"\nsessions:\n  client_tokens_file: " + clients + "\n";
+    std::string error;
+    auto rpmad = Rpmad::Start(options, &error);
+    ASSERT_NE(rpmad, nullptr) << error;
+    const auto servers = Servers({rpmad.get()});
+    const auto bytes = Pattern(10000, 7);
+    const std::string file = home_ + "/input";
+    std::ofstream(file, std::ios::binary)
+        .write(reinterpret_cast<const char *>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+
+    Outcome put = Run(Concat(servers, {"--admin-token-file", token_file_, "--client-token-file",
+                                       client_token, "put", file, "r", "--size", "1MiB"}));
+    ASSERT_EQ(put.code(), 0) << put.described;
+
+    const std::string out = home_ + "/output";
+    Outcome refused = Run(Concat(servers, {"get", "r", std::to_string(bytes.size()), out}));
+    EXPECT_NE(refused.code(), 0) << refused.described;
+    EXPECT_NE(refused.err.find("--client-token-file"), std::string::npos) << refused.err;
+
+    Outcome get = Run(Concat(servers, {"--client-token-file", client_token, "get", "r",
+                                       std::to_string(bytes.size()), out}));
+    ASSERT_EQ(get.code(), 0) << get.described;
+    std::ifstream in(out, std::ios::binary);
+    std::vector<char> read((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_EQ(read.size(), bytes.size());
+    EXPECT_EQ(memcmp(read.data(), bytes.data(), bytes.size()), 0);
+}
+
 TEST_F(RpmactlTest, PutWithAQuorumReportsADeadReplicaAndStillReplicates) {
     std::vector<std::unique_ptr<Rpmad>> daemons;
     for (int i = 0; i < 3; ++i) {

@@ -233,6 +233,124 @@ TEST_F(RpmadTest, ConnectionsWithoutAValidTokenAreRejected) {
     EXPECT_NE(log.find("rejected a connection from 127.0.0.1:"), std::string::npos) << log;
 }
 
+// A flood of connections with a made-up token costs the log a few lines:
+// each peer (address) gets a burst of lines per interval, and the rest are
+// counted in "suppressed K similar lines" lines, reported at the latest when
+// rpmad stops. Without the limit every rejection wrote one line.
+TEST_F(RpmadTest, AFloodOfRejectedConnectionsWritesBoundedLinesThatAddUp) {
+    auto rpmad = StartRpmad();
+    ASSERT_NE(rpmad, nullptr);
+    v1::OpenSessionResponse target;
+    target.set_data_address("127.0.0.1");
+    target.set_data_port(std::to_string(rpmad->data_port()));
+    rpmad::wire::SessionToken made_up{};
+    made_up.session_id = 0x5eed;
+    made_up.secret.fill(0x42);
+    const auto encoded = rpmad::wire::EncodeConnectRequest(made_up);
+    const std::vector<std::byte> pdata(
+        reinterpret_cast<const std::byte *>(encoded.data()),
+        reinterpret_cast<const std::byte *>(encoded.data()) + encoded.size());
+
+    constexpr int kAttempts = 500;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kAttempts; ++i) {
+        rpma_conn_event event;
+        ASSERT_EQ(SessionClient::Connect(target, &event, pdata), nullptr);
+        ASSERT_EQ(event, RPMA_CONN_REJECTED) << "attempt " << i;
+    }
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    v1::Stats stats;
+    ASSERT_TRUE(rpmad->Daemon()->GetStats(Rpmad::Context().get(), {}, &stats).ok());
+    EXPECT_EQ(stats.connections_rejected(), static_cast<uint64_t>(kAttempts));
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
+    ASSERT_TRUE(rpmad->process().Wait(std::chrono::seconds(10)).has_value());
+
+    // 10 lines per peer per 5 s window; the attempts may span several.
+    const int64_t windows =
+        1 + std::chrono::duration_cast<std::chrono::seconds>(elapsed).count() / 5;
+    std::istringstream log(rpmad->process().Stderr());
+    int64_t written = 0, suppressed = 0, reports = 0;
+    const std::string kReport = "suppressed ";
+    for (std::string line; std::getline(log, line);) {
+        if (line.find("rejected a connection from 127.0.0.1:") != std::string::npos) {
+            ++written;
+        } else if (const size_t at = line.find(kReport); at != std::string::npos) {
+            EXPECT_NE(line.find(" similar lines from 127.0.0.1"), std::string::npos) << line;
+            suppressed += std::stoll(line.substr(at + kReport.size()));
+            ++reports;
+        }
+    }
+    EXPECT_LE(written, 10 * windows) << rpmad->process().Stderr();
+    EXPECT_LE(reports, windows);
+    EXPECT_EQ(written + suppressed, kAttempts) << rpmad->process().Stderr();
+}
+
+// With sessions.client_tokens_file, OpenSession needs a client's token (or
+// the admin's), and the session quotas hold per identity and per peer: one
+// client opening sessions it never connects no longer takes them from the
+// others. Before, anyone reaching the control plane could open
+// limits.max_sessions pending sessions and every other client got
+// RESOURCE_EXHAUSTED until their tokens expired.
+TEST_F(RpmadTest, OpenSessionNeedsAClientTokenAndItsQuotasHoldPerIdentity) {
+    const std::string tokens = TempPath("client-tokens");
+    std::ofstream(tokens) << "# who may open sessions\nalice t-alice\nbob t-bob\n";
+    auto rpmad =
+        StartRpmad(WithConfig("control:\n  admin_token: t-admin\n"
+                              "sessions:\n  client_tokens_file: " +
+                              tokens +
+                              "\n  max_per_identity: 5\n"
+                              "  max_pending_per_peer: 3\n"));
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("a", kRegionSize, nullptr, "t-admin").ok());
+    auto open = [&](const std::string &token, v1::OpenSessionResponse *out = nullptr) {
+        v1::OpenSessionRequest request;
+        request.set_region("a");
+        v1::OpenSessionResponse response;
+        const grpc::Status status =
+            rpmad->Sessions()->OpenSession(Rpmad::Context(token).get(), request, &response);
+        if (out != nullptr)
+            *out = response;
+        return status;
+    };
+
+    // No token, a wrong one.
+    grpc::Status status = open("");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+    EXPECT_NE(status.error_message().find("client token"), std::string::npos)
+        << status.error_message();
+    EXPECT_EQ(open("t-mallory").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+
+    // alice opens sessions up to her pending quota, and no further.
+    v1::OpenSessionResponse first;
+    ASSERT_TRUE(open("t-alice", &first).ok());
+    for (int i = 1; i < 3; ++i)
+        ASSERT_TRUE(open("t-alice").ok()) << i;
+    status = open("t-alice");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_NE(status.error_message().find("sessions.max_pending_per_peer"), std::string::npos)
+        << status.error_message();
+    // bob, from the same address, and the admin are not held up by her.
+    EXPECT_TRUE(open("t-bob").ok());
+    EXPECT_TRUE(open("t-admin").ok());
+    // A connected session is no longer pending: room for one more.
+    auto client = Connect(first);
+    ASSERT_NE(client, nullptr);
+    EXPECT_TRUE(open("t-alice").ok());
+    EXPECT_EQ(open("t-alice").error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    v1::ListSessionsResponse list;
+    ASSERT_TRUE(rpmad->Sessions()->ListSessions(Rpmad::Context().get(), {}, &list).ok());
+    EXPECT_EQ(list.sessions_size(), 6);
+
+    client.reset();
+    rpmad->process().Kill();
+    const std::string &log = rpmad->process().Stderr();
+    EXPECT_NE(log.find("by token:alice from 127.0.0.1"), std::string::npos) << log;
+    EXPECT_NE(log.find("OpenSession refused: wrong client token from ipv4:127.0.0.1:"),
+              std::string::npos)
+        << log;
+    EXPECT_EQ(log.find("t-alice"), std::string::npos) << "a token in the log: " << log;
+}
+
 // A token is bound to its region's incarnation: once the region is deleted
 // (its sessions closed with it), the token admits nothing, also not to a
 // region created again under the same name.

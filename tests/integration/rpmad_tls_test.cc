@@ -26,6 +26,7 @@ using google::protobuf::UnknownFieldSet;
 struct Pki {
     std::string dir;
     std::string ca, server_cert, server_key, client_cert, client_key;
+    std::string second_cert, second_key;                // another client of the CA
     std::string other_ca, stranger_cert, stranger_key;  // a client of the other CA
 };
 
@@ -80,6 +81,8 @@ std::string MakePki(Pki *pki) {
                              "extendedKeyUsage=serverAuth"),
              MakeCertificate(d, "client", "/CN=rpmad test client", d + "/ca.pem", d + "/ca.key",
                              "extendedKeyUsage=clientAuth"),
+             MakeCertificate(d, "second", "/CN=second client", d + "/ca.pem", d + "/ca.key",
+                             "extendedKeyUsage=clientAuth"),
              MakeCertificate(d, "stranger", "/CN=stranger", d + "/other-ca.pem",
                              d + "/other-ca.key", "extendedKeyUsage=clientAuth"),
          })
@@ -90,6 +93,8 @@ std::string MakePki(Pki *pki) {
     pki->server_key = d + "/server.key";
     pki->client_cert = d + "/client.pem";
     pki->client_key = d + "/client.key";
+    pki->second_cert = d + "/second.pem";
+    pki->second_key = d + "/second.key";
     pki->other_ca = d + "/other-ca.pem";
     pki->stranger_cert = d + "/stranger.pem";
     pki->stranger_key = d + "/stranger.key";
@@ -378,6 +383,42 @@ TEST_F(RpmadTlsTest, RequiredClientCertificatesMustBeSignedByTheClientCa) {
     status =
         v1::RegionService::NewStub(admitted)->CreateRegion(Rpmad::Context().get(), create, &region);
     EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
+// With required client certificates, a certificate's subject is the
+// identity the session quotas count: one client at its pending quota does
+// not hold up another of the same address.
+TEST_F(RpmadTlsTest, SessionQuotasCountPerClientCertificate) {
+    auto rpmad =
+        StartWithTls("    client_ca_file: \"" + pki_->ca + "\"\n    require_client_cert: true\n" +
+                     "sessions:\n  max_pending_per_peer: 2\n");
+    ASSERT_NE(rpmad, nullptr);
+    const auto first = rpmad->ChannelWith(Tls(pki_->ca, pki_->client_cert, pki_->client_key));
+    const auto second = rpmad->ChannelWith(Tls(pki_->ca, pki_->second_cert, pki_->second_key));
+    v1::CreateRegionRequest create;
+    create.set_name("r");
+    create.set_size(4096);
+    v1::Region region;
+    ASSERT_TRUE(v1::RegionService::NewStub(first)
+                    ->CreateRegion(Rpmad::Context().get(), create, &region)
+                    .ok());
+    auto open = [](const std::shared_ptr<grpc::Channel> &channel) {
+        v1::OpenSessionRequest request;
+        request.set_region("r");
+        v1::OpenSessionResponse response;
+        return v1::SessionService::NewStub(channel)->OpenSession(Rpmad::Context().get(), request,
+                                                                 &response);
+    };
+    for (int i = 0; i < 2; ++i)
+        ASSERT_TRUE(open(first).ok()) << i;
+    const grpc::Status refused = open(first);
+    EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_NE(refused.error_message().find("sessions.max_pending_per_peer"), std::string::npos)
+        << refused.error_message();
+    EXPECT_NE(refused.error_message().find("cert:rpmad test client from 127.0.0.1"),
+              std::string::npos)
+        << refused.error_message();
+    EXPECT_TRUE(open(second).ok());
 }
 
 // Optional client certificates: a client may come without one, but one it

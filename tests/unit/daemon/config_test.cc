@@ -64,7 +64,7 @@ TEST_F(ConfigTest, ShippedFileDocumentsEveryKey) {
     CollectKeys(YAML::LoadFile("config/rpmad.yaml"), "", &shipped);
     CollectKeys(YAML::Load(RedactedYaml(DefaultConfig())), "", &known);
     EXPECT_EQ(shipped, known);
-    EXPECT_EQ(known.size(), 19u);
+    EXPECT_EQ(known.size(), 22u);
 }
 
 TEST_F(ConfigTest, EmptyTextAndEmptySectionsKeepDefaults) {
@@ -148,6 +148,45 @@ TEST_F(ConfigTest, AdminTokenIsReadFromTheFirstLineOfItsFile) {
     EXPECT_EQ(config->admin_token, "tok-123");
     EXPECT_EQ(config->admin_token_file, token_file);
     EXPECT_TRUE(ValidateConfig(*config).ok());
+}
+
+TEST_F(ConfigTest, ClientTokensAreNamedLinesOfTheirFileAndSessionQuotasAreCounts) {
+    std::string tokens = Write("clients", "# who may open sessions\n\nalice  t-a\n\tbob t-b \n");
+    StatusOr<Config> config = ParseConfig("sessions:\n  client_tokens_file: " + tokens +
+                                              "\n  max_per_identity: 8\n"
+                                              "  max_pending_per_peer: 2\n",
+                                          "t.yaml");
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    EXPECT_EQ(config->client_tokens, (std::vector<ClientToken>{{"alice", "t-a"}, {"bob", "t-b"}}));
+    EXPECT_EQ(config->max_sessions_per_identity, 8u);
+    EXPECT_EQ(config->max_pending_per_peer, 2u);
+    // The tokens stay in their file: the effective config names the file only.
+    const std::string shown = RedactedYaml(*config);
+    EXPECT_THAT(shown, AllOf(HasSubstr(tokens), Not(HasSubstr("t-a")), Not(HasSubstr("t-b"))));
+    StatusOr<Config> again = ParseConfig(shown, "shown.yaml");
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    EXPECT_EQ(*again, *config);
+}
+
+TEST_F(ConfigTest, AMalformedClientTokensFileNamesTheKeyAndTheLine) {
+    const struct {
+        std::string text, expected;
+    } cases[] = {
+        {"alice\n", "line 1: expected NAME TOKEN"},
+        {"alice t-a extra\n", "line 1: expected NAME TOKEN"},
+        {"alice t-a\nalice t-b\n", "line 2: the name \"alice\" is given twice"},
+        {"alice t-a\nbob t-a\n", "line 2: the token of \"bob\" is also \"alice\"'s"},
+        {"# nobody\n\n", "holds no token"},
+    };
+    for (const auto &c : cases) {
+        std::string file = Write("clients", c.text);
+        std::string message = ErrorFor("sessions:\n  client_tokens_file: " + file + "\n");
+        EXPECT_THAT(message, AllOf(StartsWith("rpmad.yaml:2: sessions.client_tokens_file"),
+                                   HasSubstr(c.expected)))
+            << c.text;
+    }
+    EXPECT_THAT(ErrorFor("sessions:\n  client_tokens_file: /nonexistent/clients\n"),
+                HasSubstr("sessions.client_tokens_file: cannot read"));
 }
 
 TEST_F(ConfigTest, RelativePoolDirIsMadeAbsolute) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 namespace rpmad {
@@ -136,6 +137,60 @@ TEST(SecretsEqual, ComparesEveryByte) {
         b[i] = 1;
         EXPECT_FALSE(SecretsEqual(a, b)) << i;
     }
+}
+
+}  // namespace
+}  // namespace rpmad
+
+namespace rpmad {
+namespace {
+
+TEST(SessionTable, APeerAtItsPendingQuotaIsRefusedNamingTheKeyAndOthersAreNot) {
+    SessionTable table(16, std::chrono::seconds(60), SessionQuotas{0, 2});
+    const Requester alice{"token:alice", "10.0.0.1"};
+    const Requester alice_elsewhere{"token:alice", "10.0.0.2"};
+    const Requester bob{"token:bob", "10.0.0.1"};
+    auto first = table.Open("a", 1, alice);
+    ASSERT_TRUE(first.ok());
+    ASSERT_TRUE(table.Open("a", 1, alice).ok());
+    auto refused = table.Open("a", 1, alice);
+    EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(refused.status().message().find("sessions.max_pending_per_peer"), std::string::npos)
+        << refused.status().message();
+    EXPECT_NE(refused.status().message().find("token:alice from 10.0.0.1"), std::string::npos);
+    // Another identity at the same address, and the same one elsewhere.
+    EXPECT_TRUE(table.Open("a", 1, bob).ok());
+    EXPECT_TRUE(table.Open("a", 1, alice_elsewhere).ok());
+    // A connected session is no longer pending.
+    ASSERT_TRUE(table.Redeem(first->token, "10.0.0.1:4000").ok());
+    EXPECT_TRUE(table.Open("a", 1, alice).ok());
+    const auto list = table.List("");
+    EXPECT_EQ(
+        std::count_if(list.begin(), list.end(),
+                      [](const SessionInfo &info) { return info.opener.identity == "token:bob"; }),
+        1);
+}
+
+TEST(SessionTable, AnIdentityAtItsQuotaIsRefusedNamingTheKeyAndOthersAreNot) {
+    SessionTable table(16, std::chrono::seconds(60), SessionQuotas{3, 0});
+    const Requester alice{"token:alice", "10.0.0.1"};
+    for (int i = 0; i < 3; ++i) {
+        auto grant = table.Open("a", 1, Requester{alice.identity, "10.0.0." + std::to_string(i)});
+        ASSERT_TRUE(grant.ok());
+        ASSERT_TRUE(table.Redeem(grant->token, "p").ok());
+    }
+    auto refused = table.Open("a", 1, alice);
+    EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+    EXPECT_NE(refused.status().message().find("sessions.max_per_identity"), std::string::npos)
+        << refused.status().message();
+    EXPECT_TRUE(table.Open("a", 1, Requester{"token:bob", "10.0.0.1"}).ok());
+    // Closing one makes room again.
+    for (const SessionInfo &info : table.List(""))
+        if (info.opener.identity == alice.identity && info.connected) {
+            ASSERT_TRUE(table.Close(info.session_id).ok());
+            break;
+        }
+    EXPECT_TRUE(table.Open("a", 1, alice).ok());
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // rpma::client::ConnectOptions: how to reach rpmad control planes (TLS, the
-// admin token, the deadline of each call). Apart from control_plane.h so
+// admin and client tokens, the deadline of each call). Apart from control_plane.h so
 // that the data API (region.h, replica_set.h) needs no gRPC header: a
 // program built against the installed library includes only these.
 #ifndef CLIENT_INCLUDE_RPMA_CLIENT_CONNECT_OPTIONS_H
@@ -21,6 +21,10 @@ struct ConnectOptions {
     std::string key_file;
     // Sent as "authorization: Bearer <token>" on every call when not empty.
     std::string admin_token;
+    // For daemons that require one to open sessions (rpmad's
+    // sessions.client_tokens_file): sent as "authorization: Bearer <token>"
+    // on OpenSession instead of admin_token when not empty.
+    std::string client_token;
     // Deadline of each control call.
     std::chrono::milliseconds timeout{10000};
 };

@@ -43,6 +43,9 @@ class ControlPlane {
     // A context for one call: the deadline options().timeout from now and
     // the admin token.
     std::unique_ptr<grpc::ClientContext> Context() const;
+    // The same for OpenSession: with the client token when options() has
+    // one, else the admin token.
+    std::unique_ptr<grpc::ClientContext> SessionContext() const;
 
     rpmad::v1::RegionService::Stub &regions() { return *regions_; }
     rpmad::v1::SessionService::Stub &sessions() { return *sessions_; }
