@@ -568,7 +568,7 @@ void DataPlane::OnCompletions(Link &link) {
                 return Close(session_id, true);
             }
             if (done.opcode == IBV_WC_RECV) {
-                ServeFlush(link, static_cast<uint32_t>(done.wr_id));
+                ServeFlush(link, static_cast<uint32_t>(done.wr_id), done.byte_len);
                 if (!links_.count(session_id))
                     return;
             }
@@ -576,18 +576,21 @@ void DataPlane::OnCompletions(Link &link) {
     }
 }
 
-void DataPlane::ServeFlush(Link &link, uint32_t slot) {
+void DataPlane::ServeFlush(Link &link, uint32_t slot, uint32_t received) {
     const std::string session = wire::SessionIdString(link.session_id);
     if (slot >= wire::kMaxFlushesInFlight)
         return Close(link.session_id, true);
+    // Only the `received` bytes are this message's: the rest of the slot
+    // still holds the request it took before.
     std::byte *request_bytes = link.messages.get() + slot * wire::kFlushRequestSize;
-    const auto request =
-        wire::DecodeFlushRequest(std::span(request_bytes, wire::kFlushRequestSize));
+    const auto request = wire::DecodeFlushRequest(
+        std::span(request_bytes, std::min<size_t>(received, wire::kFlushRequestSize)));
     wire::FlushResponse response;
     if (!request) {
         counters_.flushes_rejected++;
         response.status = wire::FlushStatus::kMalformed;
-        Log().warn("session {}: malformed flush request", session);
+        Log().warn("session {}: malformed flush request ({} bytes; a request is {})", session,
+                   received, wire::kFlushRequestSize);
     } else {
         response.request_id = request->request_id;
         const Status persisted = link.region->region->Persist(request->offset, request->length);

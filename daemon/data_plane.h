@@ -119,7 +119,8 @@ class DataPlane {
     void Accept(rpma::ConnReq request);
     void OnConnectionEvent(Link &link);
     void OnCompletions(Link &link);
-    void ServeFlush(Link &link, uint32_t slot);
+    // `received`: the message's length, from its completion.
+    void ServeFlush(Link &link, uint32_t slot, uint32_t received);
     void Close(uint64_t session_id, bool lost);
     // epoll tags: the endpoint, the wake-up eventfd, and per link its token
     // shifted left by one, the low bit set for its completion fd.
