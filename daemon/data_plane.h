@@ -13,7 +13,8 @@
 //
 // One thread runs the data plane: it accepts, watches every connection's
 // events and, for GPSPM, serves flush requests. Nothing on it blocks on a
-// client, so a slow or vanished client delays no other.
+// client or on a disk (large persists run on PersistWorkers), so a slow or
+// vanished client, or a GiB to write back, delays no other session.
 #ifndef DAEMON_DATA_PLANE_H
 #define DAEMON_DATA_PLANE_H
 
@@ -33,9 +34,11 @@
 
 #include "daemon/config.h"
 #include "daemon/counters.h"
+#include "daemon/persist_workers.h"
 #include "daemon/region.h"
 #include "daemon/session_table.h"
 #include "daemon/status.h"
+#include "proto/rpmad/v1/data_plane.h"
 #include "rpma/rpma.hpp"
 
 namespace rpmad {
@@ -106,6 +109,11 @@ class DataPlane {
 
   private:
     struct ExposedRegion;
+    // A GPSPM message received in `slot`; no request when it was malformed.
+    struct WaitingFlush {
+        uint32_t slot = 0;
+        std::optional<wire::FlushRequest> request;
+    };
     struct Link;
     using Command = std::function<void()>;
 
@@ -119,8 +127,17 @@ class DataPlane {
     void Accept(rpma::ConnReq request);
     void OnConnectionEvent(Link &link);
     void OnCompletions(Link &link);
-    // `received`: the message's length, from its completion.
+    // A GPSPM request: one waiting flush more. `received`: the message's
+    // length, from its completion.
     void ServeFlush(Link &link, uint32_t slot, uint32_t received);
+    // Serves the session's waiting flushes in order: small ones at once, a
+    // large one on a worker (the rest wait for OnPersisted).
+    void ServeWaiting(uint64_t session_id);
+    void OnPersisted(uint64_t session_id, uint64_t token, uint32_t slot,
+                     const wire::FlushRequest &request, const Status &persisted);
+    void FinishFlush(Link &link, uint32_t slot, const wire::FlushRequest &request,
+                     const Status &persisted);
+    void Answer(Link &link, uint32_t slot, const wire::FlushResponse &response);
     void Close(uint64_t session_id, bool lost);
     // epoll tags: the endpoint, the wake-up eventfd, and per link its token
     // shifted left by one, the low bit set for its completion fd.
@@ -164,6 +181,7 @@ class DataPlane {
     std::atomic<size_t> connections_{0};
     std::mutex drained_mu_;
     std::condition_variable drained_;  // connections_ went down
+    std::unique_ptr<PersistWorkers> persist_workers_;
     std::thread thread_;
 };
 
