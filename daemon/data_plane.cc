@@ -13,6 +13,7 @@
 #include <future>
 
 #include "daemon/log.h"
+#include "daemon/persistence_policy.h"
 #include "proto/rpmad/v1/data_plane.h"
 #include "rpma_ext.h"
 
@@ -174,28 +175,12 @@ void DataPlane::WatchFd(int fd, uint64_t tag) {
         Log().error("data plane: watching fd {} failed: {}", fd, strerror(errno));
 }
 
-Persistence DataPlane::MethodFor(const Region &region) const {
-    if (persistence_ != Persistence::kAuto)
-        return persistence_;
-    // The tcp provider persists a range before it acknowledges a persistent
-    // flush. On verbs the RNIC's write must land in the persistence domain
-    // by itself: true where the CPU caches are in it (byte granularity,
-    // eADR), not on a page-cache file or where cache lines must be flushed
-    // (rpmad does that for a GPSPM request).
-    if (provider_ == "tcp" || region.granularity() == Granularity::kByte)
-        return Persistence::kApm;
-    return Persistence::kGpspm;
-}
-
 StatusOr<RegionAccess> DataPlane::Expose(std::shared_ptr<Region> region) {
-    const Persistence method = MethodFor(*region);
-    if (method == Persistence::kApm && provider_ != "tcp" &&
-        region->granularity() == Granularity::kPage)
-        return Status(StatusCode::kFailedPrecondition,
-                      "region '" + region->name() +
-                          "' is on a page-cache file, where a persistent flush over verbs does "
-                          "not reach the persistence domain: use data.persistence gpspm (or "
-                          "auto), or keep the pool directory on DAX");
+    const auto chosen =
+        ChoosePersistence(persistence_, provider_ == "tcp", region->granularity(), region->name());
+    if (!chosen.ok())
+        return chosen.status();
+    const Persistence method = *chosen;
     auto peer = rpma::Peer::New(peer_->context());
     if (!peer.ok())
         return FromRpma(peer.error(), StatusCode::kResourceExhausted);

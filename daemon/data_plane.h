@@ -69,12 +69,9 @@ class DataPlane {
     const std::string &port() const { return port_; }
 
     // Registers `region` in a protection domain of its own. Connections for
-    // it are accepted from then on.
+    // it are accepted from then on. Its clients persist as
+    // ChoosePersistence says (FAILED_PRECONDITION where it refuses).
     StatusOr<RegionAccess> Expose(std::shared_ptr<Region> region);
-    // How clients of `region` persist: the configured method, or with kAuto
-    // APM where a persistent flush reaches the persistence domain by itself
-    // (the tcp provider; on verbs, a byte-granularity region), else GPSPM.
-    Persistence MethodFor(const Region &region) const;
     // The access of an exposed region; NOT_FOUND otherwise.
     StatusOr<RegionAccess> Access(const std::string &region_name) const;
     // Disconnects the region's connections and deregisters it; returns once
@@ -151,7 +148,7 @@ class DataPlane {
     std::string provider_;
     std::string address_;
     std::string port_;
-    // As configured: kAuto is decided per region (MethodFor).
+    // As configured: kAuto is decided per region (ChoosePersistence).
     Persistence persistence_ = Persistence::kAuto;
     // rpma_core answered rpma_ext_mr_get_remote_stats for a probe region.
     bool counts_traffic_ = false;
