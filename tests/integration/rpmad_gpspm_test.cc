@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/integration/notify_socket.h"
 #include "tests/integration/rpmad_harness.h"
 
 namespace rpma::testing {
@@ -182,11 +183,17 @@ TEST_F(RpmadGpspmTest, AShortMessageIsRefusedNotReadAsTheSlotsLastRequest) {
 
 // A GiB written back on the disk (held there by the shim) must not stall
 // the data plane: another session is accepted and its flush answered while
-// it lasts, and the large one is answered only once its msync is done.
+// it lasts, the watchdog keeps being pinged (the data-plane thread answers
+// it), and the large one is answered only once its msync is done.
 TEST_F(RpmadGpspmTest, AGibFlushOnASlowDiskDelaysNoOtherSession) {
     MsyncGate gate;
     ASSERT_TRUE(gate.ok());
-    auto rpmad = StartRpmad(gate.Env(kGiB / 2));
+    NotifySocket notify;
+    ASSERT_TRUE(notify.ok());
+    std::vector<std::string> env = gate.Env(kGiB / 2);
+    for (std::string &var : notify.Env(200000))
+        env.push_back(std::move(var));
+    auto rpmad = StartRpmad(env);
     ASSERT_NE(rpmad, nullptr);
     ASSERT_TRUE(rpmad->CreateRegion("big", kGiB).ok());
     ASSERT_TRUE(rpmad->CreateRegion("small", kRegionSize).ok());
@@ -196,6 +203,11 @@ TEST_F(RpmadGpspmTest, AGibFlushOnASlowDiskDelaysNoOtherSession) {
 
     FlushInBackground large(*big, 0, kGiB, gate);
     ASSERT_TRUE(gate.WaitStarted(std::chrono::seconds(10))) << "the GiB msync did not start";
+    // Pings from now on vouch for the data-plane thread during the msync.
+    notify.Drain();
+    for (int ping = 0; ping < 3; ++ping)
+        EXPECT_TRUE(notify.Await("WATCHDOG=1"))
+            << "no watchdog ping " << ping << " during the msync";
     const auto begin = std::chrono::steady_clock::now();
     auto small = Connect(*rpmad, "small");
     ASSERT_NE(small, nullptr) << "no accept while another session's msync ran";
