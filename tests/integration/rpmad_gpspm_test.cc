@@ -225,6 +225,27 @@ TEST_F(RpmadGpspmTest, AGibFlushOnASlowDiskDelaysNoOtherSession) {
     EXPECT_EQ(large_answer->request_id, 1u);
 }
 
+// A client takes an answer as proof of every request before it (the client
+// library keeps the highest id answered), so a small request behind a large
+// one, persisted on a worker, is answered after it.
+TEST_F(RpmadGpspmTest, ASessionsAnswersKeepTheOrderOfItsRequests) {
+    auto rpmad = StartRpmad();
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("log", 4 * kRegionSize).ok());
+    auto client = Connect(*rpmad, "log");
+    ASSERT_NE(client, nullptr);
+    // Dirty pages, so that the large msync has work to do on the disk.
+    for (uint64_t offset = 0; offset < 2 * kRegionSize; offset += kRegionSize)
+        ASSERT_EQ(client->Write(offset, Pattern(kRegionSize, 3)), IBV_WC_SUCCESS);
+    auto responses = client->GpspmFlushBatch({{0, 2 * kRegionSize}, {8, 8}, {16, 8}});
+    ASSERT_TRUE(responses.has_value());
+    ASSERT_EQ(responses->size(), 3u);
+    for (uint64_t i = 0; i < responses->size(); ++i) {
+        EXPECT_EQ((*responses)[i].status, wire::FlushStatus::kOk) << i;
+        EXPECT_EQ((*responses)[i].request_id, i + 1) << "answers out of request order";
+    }
+}
+
 // Deleting a region whose flush is on the disk returns at once (its
 // session is closed; the persist finishes on a mapping it still holds),
 // and the daemon lives on when the msync then ends.
