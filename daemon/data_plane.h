@@ -13,8 +13,9 @@
 //
 // One thread runs the data plane: it accepts, watches every connection's
 // events and, for GPSPM, serves flush requests. Nothing on it blocks on a
-// client or on a disk (large persists run on PersistWorkers), so a slow or
-// vanished client, or a GiB to write back, delays no other session.
+// client, and it persists only small ranges itself (a few pages; larger ones
+// run on PersistWorkers), so a slow or vanished client, or a GiB to write
+// back, delays no other session.
 #ifndef DAEMON_DATA_PLANE_H
 #define DAEMON_DATA_PLANE_H
 
