@@ -9,9 +9,11 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <future>
 
 #include "daemon/log.h"
+#include "daemon/persistence_policy.h"
 #include "proto/rpmad/v1/data_plane.h"
 #include "rpma_ext.h"
 
@@ -88,6 +90,10 @@ struct DataPlane::Link {
     // Names the link in epoll events (see WatchTag); never reused.
     uint64_t token = 0;
     bool established = false;
+    // GPSPM requests received and not yet answered, in order; while the
+    // first one's persist runs on a worker (persisting), the rest wait.
+    std::deque<WaitingFlush> waiting;
+    bool persisting = false;
 };
 
 DataPlane::DataPlane(SessionTable &sessions, Counters &counters)
@@ -139,6 +145,7 @@ StatusOr<std::unique_ptr<DataPlane>> DataPlane::Start(const HostPort &listen,
             std::string("setting up the data plane's event loop failed: ") + strerror(errno));
     plane->WatchFd(plane->endpoint_->fd(), kEndpointTag);
     plane->WatchFd(plane->wake_fd_, kWakeTag);
+    plane->persist_workers_ = std::make_unique<PersistWorkers>();
     plane->thread_ = std::thread([p = plane.get()] { p->Run(); });
     return plane;
 }
@@ -150,6 +157,8 @@ DataPlane::~DataPlane() {
         Post([] {});
         thread_.join();
     }
+    // Its jobs' answers are posted through wake_fd_: it goes first.
+    persist_workers_.reset();
     links_.clear();
     endpoint_.reset();
     if (wake_fd_ >= 0)
@@ -166,28 +175,12 @@ void DataPlane::WatchFd(int fd, uint64_t tag) {
         Log().error("data plane: watching fd {} failed: {}", fd, strerror(errno));
 }
 
-Persistence DataPlane::MethodFor(const Region &region) const {
-    if (persistence_ != Persistence::kAuto)
-        return persistence_;
-    // The tcp provider persists a range before it acknowledges a persistent
-    // flush. On verbs the RNIC's write must land in the persistence domain
-    // by itself: true where the CPU caches are in it (byte granularity,
-    // eADR), not on a page-cache file or where cache lines must be flushed
-    // (rpmad does that for a GPSPM request).
-    if (provider_ == "tcp" || region.granularity() == Granularity::kByte)
-        return Persistence::kApm;
-    return Persistence::kGpspm;
-}
-
 StatusOr<RegionAccess> DataPlane::Expose(std::shared_ptr<Region> region) {
-    const Persistence method = MethodFor(*region);
-    if (method == Persistence::kApm && provider_ != "tcp" &&
-        region->granularity() == Granularity::kPage)
-        return Status(StatusCode::kFailedPrecondition,
-                      "region '" + region->name() +
-                          "' is on a page-cache file, where a persistent flush over verbs does "
-                          "not reach the persistence domain: use data.persistence gpspm (or "
-                          "auto), or keep the pool directory on DAX");
+    const auto chosen =
+        ChoosePersistence(persistence_, provider_ == "tcp", region->granularity(), region->name());
+    if (!chosen.ok())
+        return chosen.status();
+    const Persistence method = *chosen;
     auto peer = rpma::Peer::New(peer_->context());
     if (!peer.ok())
         return FromRpma(peer.error(), StatusCode::kResourceExhausted);
@@ -568,7 +561,7 @@ void DataPlane::OnCompletions(Link &link) {
                 return Close(session_id, true);
             }
             if (done.opcode == IBV_WC_RECV) {
-                ServeFlush(link, static_cast<uint32_t>(done.wr_id));
+                ServeFlush(link, static_cast<uint32_t>(done.wr_id), done.byte_len);
                 if (!links_.count(session_id))
                     return;
             }
@@ -576,34 +569,91 @@ void DataPlane::OnCompletions(Link &link) {
     }
 }
 
-void DataPlane::ServeFlush(Link &link, uint32_t slot) {
-    const std::string session = wire::SessionIdString(link.session_id);
+void DataPlane::ServeFlush(Link &link, uint32_t slot, uint32_t received) {
     if (slot >= wire::kMaxFlushesInFlight)
         return Close(link.session_id, true);
+    // Only the `received` bytes are this message's: the rest of the slot
+    // still holds the request it took before.
     std::byte *request_bytes = link.messages.get() + slot * wire::kFlushRequestSize;
-    const auto request =
-        wire::DecodeFlushRequest(std::span(request_bytes, wire::kFlushRequestSize));
-    wire::FlushResponse response;
+    const auto request = wire::DecodeFlushRequest(
+        std::span(request_bytes, std::min<size_t>(received, wire::kFlushRequestSize)));
     if (!request) {
         counters_.flushes_rejected++;
-        response.status = wire::FlushStatus::kMalformed;
-        Log().warn("session {}: malformed flush request", session);
-    } else {
-        response.request_id = request->request_id;
-        const Status persisted = link.region->region->Persist(request->offset, request->length);
-        if (persisted.ok()) {
-            counters_.flushes++;
-            counters_.bytes_flushed += request->length;
-            sessions_.CountFlush(link.session_id, request->length);
-        } else {
-            counters_.flushes_rejected++;
-            response.status = persisted.code() == StatusCode::kInvalidArgument
-                                  ? wire::FlushStatus::kOutOfRange
-                                  : wire::FlushStatus::kFailed;
-            Log().warn("session {}: flush request refused: {}", session, persisted.message());
-        }
+        Log().warn("session {}: malformed flush request ({} bytes; a request is {})",
+                   wire::SessionIdString(link.session_id), received, wire::kFlushRequestSize);
     }
-    // The request is decoded: its slot takes the next request at once.
+    link.waiting.push_back({slot, request});
+    ServeWaiting(link.session_id);
+}
+
+void DataPlane::ServeWaiting(uint64_t session_id) {
+    for (;;) {
+        auto it = links_.find(session_id);
+        if (it == links_.end())
+            return;  // answering closed the session
+        Link &link = *it->second;
+        if (link.persisting || link.waiting.empty())
+            return;
+        const WaitingFlush next = link.waiting.front();
+        link.waiting.pop_front();
+        if (!next.request) {
+            Answer(link, next.slot, {0, wire::FlushStatus::kMalformed});
+            continue;
+        }
+        const wire::FlushRequest request = *next.request;
+        if (request.length <= PersistWorkers::kInlineBytes) {
+            FinishFlush(link, next.slot, request,
+                        link.region->region->Persist(request.offset, request.length));
+            continue;
+        }
+        link.persisting = true;
+        persist_workers_->Submit(
+            {link.region->region, request.offset, request.length,
+             [this, session_id, token = link.token, slot = next.slot, request](Status persisted) {
+                 Post([=, this, persisted = std::move(persisted)] {
+                     OnPersisted(session_id, token, slot, request, persisted);
+                 });
+             }});
+    }
+}
+
+void DataPlane::OnPersisted(uint64_t session_id, uint64_t token, uint32_t slot,
+                            const wire::FlushRequest &request, const Status &persisted) {
+    auto it = links_.find(session_id);
+    if (it == links_.end() || it->second->token != token)
+        return;  // the session ended meanwhile: nobody waits for the answer
+    it->second->persisting = false;
+    FinishFlush(*it->second, slot, request, persisted);
+    ServeWaiting(session_id);
+}
+
+void DataPlane::FinishFlush(Link &link, uint32_t slot, const wire::FlushRequest &request,
+                            const Status &persisted) {
+    wire::FlushResponse response{request.request_id, wire::FlushStatus::kOk};
+    if (persisted.ok()) {
+        counters_.flushes++;
+        counters_.bytes_flushed += request.length;
+        sessions_.CountFlush(link.session_id, request.length);
+    } else if (persisted.code() == StatusCode::kInvalidArgument) {
+        counters_.flushes_rejected++;
+        response.status = wire::FlushStatus::kOutOfRange;
+        Log().warn("session {}: flush request refused: {}", wire::SessionIdString(link.session_id),
+                   persisted.message());
+    } else {
+        // The disk failed under the region (it is damaged now): the
+        // session hears it; the daemon and the other regions go on.
+        counters_.flushes_rejected++;
+        counters_.errors++;
+        response.status = wire::FlushStatus::kFailed;
+        Log().error("session {}: flush request failed: {}", wire::SessionIdString(link.session_id),
+                    persisted.message());
+    }
+    Answer(link, slot, response);
+}
+
+void DataPlane::Answer(Link &link, uint32_t slot, const wire::FlushResponse &response) {
+    // The slot takes the next request once this one is answered, so a
+    // session never has more requests than slots in the daemon.
     const size_t response_offset =
         wire::kMaxFlushesInFlight * wire::kFlushRequestSize + slot * wire::kFlushResponseSize;
     wire::EncodeFlushResponse(response,
@@ -617,8 +667,8 @@ void DataPlane::ServeFlush(Link &link, uint32_t slot) {
                                       RPMA_F_COMPLETION_ALWAYS, context)
                     : posted;
     if (!sent.ok()) {
-        Log().warn("session {}: answering a flush request failed: {}", session,
-                   sent.error().message());
+        Log().warn("session {}: answering a flush request failed: {}",
+                   wire::SessionIdString(link.session_id), sent.error().message());
         Close(link.session_id, true);
     }
 }

@@ -13,7 +13,9 @@
 //
 // One thread runs the data plane: it accepts, watches every connection's
 // events and, for GPSPM, serves flush requests. Nothing on it blocks on a
-// client, so a slow or vanished client delays no other.
+// client, and it persists only small ranges itself (a few pages; larger ones
+// run on PersistWorkers), so a slow or vanished client, or a GiB to write
+// back, delays no other session.
 #ifndef DAEMON_DATA_PLANE_H
 #define DAEMON_DATA_PLANE_H
 
@@ -35,9 +37,11 @@
 #include "daemon/counters.h"
 #include "daemon/log.h"
 #include "daemon/peer_log_limit.h"
+#include "daemon/persist_workers.h"
 #include "daemon/region.h"
 #include "daemon/session_table.h"
 #include "daemon/status.h"
+#include "proto/rpmad/v1/data_plane.h"
 #include "rpma/rpma.hpp"
 
 namespace rpmad {
@@ -68,12 +72,9 @@ class DataPlane {
     const std::string &port() const { return port_; }
 
     // Registers `region` in a protection domain of its own. Connections for
-    // it are accepted from then on.
+    // it are accepted from then on. Its clients persist as
+    // ChoosePersistence says (FAILED_PRECONDITION where it refuses).
     StatusOr<RegionAccess> Expose(std::shared_ptr<Region> region);
-    // How clients of `region` persist: the configured method, or with kAuto
-    // APM where a persistent flush reaches the persistence domain by itself
-    // (the tcp provider; on verbs, a byte-granularity region), else GPSPM.
-    Persistence MethodFor(const Region &region) const;
     // The access of an exposed region; NOT_FOUND otherwise.
     StatusOr<RegionAccess> Access(const std::string &region_name) const;
     // Disconnects the region's connections and deregisters it; returns once
@@ -108,6 +109,11 @@ class DataPlane {
 
   private:
     struct ExposedRegion;
+    // A GPSPM message received in `slot`; no request when it was malformed.
+    struct WaitingFlush {
+        uint32_t slot = 0;
+        std::optional<wire::FlushRequest> request;
+    };
     struct Link;
     using Command = std::function<void()>;
 
@@ -121,7 +127,17 @@ class DataPlane {
     void Accept(rpma::ConnReq request);
     void OnConnectionEvent(Link &link);
     void OnCompletions(Link &link);
-    void ServeFlush(Link &link, uint32_t slot);
+    // A GPSPM request: one waiting flush more. `received`: the message's
+    // length, from its completion.
+    void ServeFlush(Link &link, uint32_t slot, uint32_t received);
+    // Serves the session's waiting flushes in order: small ones at once, a
+    // large one on a worker (the rest wait for OnPersisted).
+    void ServeWaiting(uint64_t session_id);
+    void OnPersisted(uint64_t session_id, uint64_t token, uint32_t slot,
+                     const wire::FlushRequest &request, const Status &persisted);
+    void FinishFlush(Link &link, uint32_t slot, const wire::FlushRequest &request,
+                     const Status &persisted);
+    void Answer(Link &link, uint32_t slot, const wire::FlushResponse &response);
     void Close(uint64_t session_id, bool lost);
     // epoll tags: the endpoint, the wake-up eventfd, and per link its token
     // shifted left by one, the low bit set for its completion fd.
@@ -139,7 +155,7 @@ class DataPlane {
     std::string provider_;
     std::string address_;
     std::string port_;
-    // As configured: kAuto is decided per region (MethodFor).
+    // As configured: kAuto is decided per region (ChoosePersistence).
     Persistence persistence_ = Persistence::kAuto;
     // rpma_core answered rpma_ext_mr_get_remote_stats for a probe region.
     bool counts_traffic_ = false;
@@ -169,6 +185,7 @@ class DataPlane {
     std::atomic<size_t> connections_{0};
     std::mutex drained_mu_;
     std::condition_variable drained_;  // connections_ went down
+    std::unique_ptr<PersistWorkers> persist_workers_;
     std::thread thread_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <libpmem2.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,20 @@ Granularity FromPmem2(pmem2_granularity g) {
             break;
     }
     return Granularity::kPage;
+}
+
+// msync of the pages under [addr, addr + length): 0 or its errno. pmem2's
+// persist function for a page-cache mapping does the same but abort()s when
+// msync fails, which would end the daemon and every session with it.
+int SyncPages(const std::byte *addr, size_t length) {
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(addr) & ~(page - 1);
+    const size_t span = length + (reinterpret_cast<uintptr_t>(addr) - begin);
+    int ret;
+    do {
+        ret = msync(reinterpret_cast<void *>(begin), span, MS_SYNC);
+    } while (ret != 0 && errno == EINTR);
+    return ret == 0 ? 0 : errno;
 }
 
 Status Unmappable(const RegionMetadata &metadata, const char *step) {
@@ -240,10 +255,37 @@ Status Region::Persist(uint64_t offset, uint64_t length) const {
                           ") is outside region \"" + metadata_.name + "\" of " +
                           std::to_string(metadata_.size) + " bytes");
     }
-    if (length > 0) {
-        persist_(bytes_.data() + offset, length);
+    if (std::string damage = this->damage(); !damage.empty()) {
+        return Status(StatusCode::kFailedPrecondition,
+                      "region \"" + metadata_.name + "\" is damaged: " + damage);
+    }
+    if (length == 0) {
+        return Status();
+    }
+    if (granularity_ != Granularity::kPage) {
+        persist_(bytes_.data() + offset, length);  // cache flushes: cannot fail
+        return Status();
+    }
+    if (int err = SyncPages(bytes_.data() + offset, length); err != 0) {
+        std::string why = "writing back [" + std::to_string(offset) + ", +" +
+                          std::to_string(length) + ") of " + metadata_.path +
+                          " failed (msync: " + strerror(err) +
+                          "); its bytes may be lost: check the disk (dmesg), then delete the "
+                          "region or restart rpmad";
+        {
+            std::lock_guard lock(damage_mu_);
+            if (damage_.empty()) {
+                damage_ = why;
+            }
+        }
+        return Status(StatusCode::kInternal, "region \"" + metadata_.name + "\": " + why);
     }
     return Status();
+}
+
+std::string Region::damage() const {
+    std::lock_guard lock(damage_mu_);
+    return damage_;
 }
 
 }  // namespace rpmad

@@ -1,14 +1,15 @@
 // One persistent-memory region: a file of the pool, or a range of a
 // device-DAX character device, mapped with libpmem2. Clients write into the
 // mapping remotely (rpmad registers bytes() with rpma); the daemon makes
-// ranges durable with Persist(), pmem2's persist function for the medium
-// (cache flushes on DAX, msync on ordinary files).
+// ranges durable with Persist(): pmem2's persist function on DAX (cache
+// flushes), msync on ordinary files.
 #ifndef DAEMON_REGION_H
 #define DAEMON_REGION_H
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,9 +94,17 @@ class Region {
     std::span<std::byte> bytes() const { return bytes_; }
 
     // Makes [offset, offset + length) durable. INVALID_ARGUMENT when the
-    // range is not inside the region (checked without overflow). Needs no
-    // lock: pmem2's persist functions are thread-safe.
+    // range is not inside the region (checked without overflow). INTERNAL
+    // when the write-back fails (msync: the disk failed): the region is
+    // damaged from then on, and FAILED_PRECONDITION, naming the damage,
+    // for every later call. Thread-safe.
     Status Persist(uint64_t offset, uint64_t length) const;
+
+    // Why the region is damaged (a failed write-back), or "" when it is not.
+    // After a failed write-back the kernel may have dropped the pages' dirty
+    // state, so a later msync that succeeds proves nothing: the region stays
+    // damaged until rpmad restarts.
+    std::string damage() const;
 
   private:
     using PersistFn = void (*)(const void *ptr, size_t size);
@@ -107,6 +116,8 @@ class Region {
     std::span<std::byte> bytes_;
     Granularity granularity_;
     PersistFn persist_;
+    mutable std::mutex damage_mu_;
+    mutable std::string damage_;
 };
 
 }  // namespace rpmad

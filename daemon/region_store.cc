@@ -581,15 +581,19 @@ StatusOr<std::shared_ptr<Region>> RegionStore::Create(const std::string &name, u
     return region;
 }
 
+std::string RegionStore::ProblemOf(const Slot &slot) {
+    return slot.region != nullptr ? slot.region->damage() : slot.problem;
+}
+
 StatusOr<std::shared_ptr<Region>> RegionStore::Get(const std::string &name) const {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = slots_.find(name);
     if (it == slots_.end()) {
         return Status(StatusCode::kNotFound, "no region named \"" + name + "\"");
     }
-    if (it->second.region == nullptr) {
+    if (std::string problem = ProblemOf(it->second); !problem.empty()) {
         return Status(StatusCode::kFailedPrecondition,
-                      "region \"" + name + "\" is unhealthy: " + it->second.problem);
+                      "region \"" + name + "\" is unhealthy: " + problem);
     }
     return it->second.region;
 }
@@ -653,12 +657,12 @@ std::vector<RegionInfo> RegionStore::List() const {
         info.created_unix = slot.entry.created_unix;
         info.path = slot.device.empty() ? FilePath(slot.entry.file_name) : slot.device;
         info.backing = BackingName(slot.device.empty() ? Backing::kPoolFile : Backing::kDeviceDax);
-        info.healthy = slot.region != nullptr;
-        if (info.healthy) {
+        info.problem = ProblemOf(slot);
+        info.healthy = info.problem.empty();
+        if (slot.region != nullptr) {
             info.granularity = GranularityName(slot.region->granularity());
             info.persist_method = PersistMethodName(slot.region->granularity());
         }
-        info.problem = slot.problem;
         infos.push_back(std::move(info));
     }
     return infos;
@@ -671,8 +675,8 @@ std::vector<std::string> RegionStore::problems() const {
         problems.push_back(RestartAdvice());
     }
     for (const auto &[name, slot] : slots_) {
-        if (slot.region == nullptr) {
-            problems.push_back("region \"" + name + "\" is unhealthy: " + slot.problem);
+        if (std::string problem = ProblemOf(slot); !problem.empty()) {
+            problems.push_back("region \"" + name + "\" is unhealthy: " + problem);
         }
     }
     return problems;

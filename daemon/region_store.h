@@ -35,6 +35,8 @@
 //   missing, or back if its file was not yet unlinked).
 // - a device-DAX region (RegionStoreOptions::device_dax) that cannot be
 //   mapped is unhealthy the same way.
+// - a region whose write-back failed while serving (Region::damage) turns
+//   unhealthy the same way, until rpmad restarts.
 // - a damaged catalog and no valid previous one: Open fails with
 //   FAILED_PRECONDITION naming the files and what to do.
 // - no catalog at all but region files present: Open fails the same way
@@ -67,8 +69,8 @@ struct RegionInfo {
     uint64_t id = 0;
     int64_t created_unix = 0;
     std::string path;
-    std::string granularity;     // GranularityName(); empty when unhealthy
-    std::string persist_method;  // PersistMethodName(); empty when unhealthy
+    std::string granularity;     // GranularityName(); empty when not mapped
+    std::string persist_method;  // PersistMethodName(); empty when not mapped
     std::string backing;         // BackingName()
     bool healthy = false;
     std::string problem;  // why it is unhealthy
@@ -140,10 +142,13 @@ class RegionStore {
   private:
     struct Slot {
         CatalogEntry entry;              // of a device-DAX region: name, size, id; no file
-        std::shared_ptr<Region> region;  // null when unhealthy
+        std::shared_ptr<Region> region;  // null when it could not be mapped
         std::string problem;
         std::string device;  // the device of a device-DAX region, else empty
     };
+    // Why the slot is unhealthy: it could not be mapped, or its region is
+    // damaged (Region::damage); "" when it is healthy.
+    static std::string ProblemOf(const Slot &slot);
 
     RegionStore(RegionStoreOptions options, std::vector<RegionMetadata> device_dax, int lock_fd);
 

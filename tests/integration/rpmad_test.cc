@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/integration/notify_socket.h"
 #include "tests/integration/rpmad_harness.h"
 
 namespace rpma::testing {
@@ -701,46 +702,20 @@ TEST_F(RpmadTest, UnderTheJournalLinesCarryAPriorityAndNoTimestamp) {
 // once serving, watchdog pings while the data plane answers, STOPPING on
 // SIGTERM.
 TEST_F(RpmadTest, TellsTheServiceManagerReadyWatchdogAndStopping) {
-    // An abstract socket: the test's temporary path is longer than sun_path.
-    // Random too: sandboxes have pid namespaces of their own but share the
-    // abstract socket namespace, so two runs of this test may have one pid.
-    const std::string name = "rpmad-test-notify-" + std::to_string(getpid()) + "-" +
-                             std::to_string(std::random_device()());
-    const int sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(sock, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path + 1, name.data(), name.size());
-    const socklen_t length =
-        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-    ASSERT_EQ(bind(sock, reinterpret_cast<sockaddr *>(&address), length), 0) << strerror(errno);
+    NotifySocket notify;
+    ASSERT_TRUE(notify.ok()) << strerror(errno);
     RpmadOptions options;
-    options.env = {"NOTIFY_SOCKET=@" + name, "WATCHDOG_USEC=200000"};
+    options.env = notify.Env(200000);
     auto rpmad = StartRpmad(options);
     ASSERT_NE(rpmad, nullptr);
-    // Reads datagrams until one contains `what`, for at most 5 s.
-    auto await = [&](const std::string &what) {
-        for (int i = 0; i < 100; ++i) {
-            pollfd p{sock, POLLIN, 0};
-            if (poll(&p, 1, 50) != 1)
-                continue;
-            char message[512];
-            const ssize_t n = recv(sock, message, sizeof(message) - 1, 0);
-            if (n > 0 &&
-                std::string(message, static_cast<size_t>(n)).find(what) != std::string::npos)
-                return true;
-        }
-        return false;
-    };
-    EXPECT_TRUE(await("READY=1"));
+    EXPECT_TRUE(notify.Await("READY=1"));
     for (int ping = 0; ping < 3; ++ping)
-        EXPECT_TRUE(await("WATCHDOG=1")) << ping;
+        EXPECT_TRUE(notify.Await("WATCHDOG=1")) << ping;
     ASSERT_EQ(kill(rpmad->process().pid(), SIGTERM), 0);
-    EXPECT_TRUE(await("STOPPING=1"));
+    EXPECT_TRUE(notify.Await("STOPPING=1"));
     const auto status = rpmad->process().Wait(std::chrono::seconds(10));
     ASSERT_TRUE(status.has_value());
     EXPECT_TRUE(status->Success());
-    close(sock);
 }
 
 TEST_F(RpmadTest, SigtermStopsGracefullyAndDisconnectsClients) {

@@ -134,6 +134,24 @@ EOF
     ) | while IFS= read -r line; do echo "$1| $line"; done >/dev/ttyS0 &
 }
 
+# verbs_rpmad PERSISTENCE NAME PORT POOL REGION OFFSET: an rpmad on verbs
+# (data on 10.0.9.1) serving 16 MiB of /dev/dax0.0 at OFFSET as REGION;
+# returns once it answers.
+verbs_rpmad() {
+    local i
+    data_ip=10.0.9.1 provider=verbs persistence=$1
+    rpmad "$2" "$3" "$4" "
+  devdax_regions:
+    - {name: \"$5\", path: \"/dev/dax0.0\", offset: \"$6\", size: \"16MiB\"}"
+    data_ip=10.0.2.15 provider=tcp persistence=apm
+    i=0
+    until chroot $h env RPMA_PROVIDER=verbs $RPMACTL --server "10.0.2.15:$3" health >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -lt 120 ] || fail "VERBS rpmad $2 on verbs ($1) did not answer in 60 s"
+        sleep 0.5
+    done
+}
+
 # The verbs provider (pmemvm.verbs=1): Soft-RoCE (rxe0 over dummy0, as in
 # tests/systemd_vm), an rpmad on verbs with GPSPM (the region store's
 # persist, cpu-flush on DAX) serving a second range of /dev/dax0.0, and
@@ -153,25 +171,32 @@ verbs_check() {
     done
     grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state || fail "VERBS rxe0 port 1 not ACTIVE"
     [ "$mode" = devdax ] || fail "VERBS runs with devdax only"
-    data_ip=10.0.9.1 provider=verbs persistence=gpspm
-    rpmad daxverbs 7330 /mnt/dax/verbspool '
-  devdax_regions:
-    - {name: "verbsdata", path: "/dev/dax0.0", offset: "32MiB", size: "16MiB"}'
-    data_ip=10.0.2.15 provider=tcp persistence=apm
-    i=0
-    until $rpmactl health >/dev/null 2>&1; do
-        i=$((i + 1))
-        [ $i -lt 120 ] || fail "VERBS rpmad on verbs did not answer in 60 s"
-        sleep 0.5
-    done
+    verbs_rpmad gpspm daxverbs 7330 /mnt/dax/verbspool verbsdata 32MiB
     head -c 1048576 /dev/urandom >$h/run/verbs.in || fail "VERBS make the input"
     out=$($rpmactl put /run/verbs.in verbsdata 2>&1) || fail "VERBS put: $out"
     out=$($rpmactl get verbsdata 1048576 /run/verbs.out 2>&1) || fail "VERBS get: $out"
     cmp $h/run/verbs.in $h/run/verbs.out || fail "VERBS got other bytes back"
     out=$($rpmactl region info verbsdata 2>&1) || fail "VERBS region info: $out"
     echo "$out" | grep -q cpu-flush || fail "VERBS the region does not persist by cpu-flush: $out"
+    apm_check
     say "VERBS PASS: 1 MiB put and got back identical over rxe0 (rpmad on verbs, gpspm," \
-        "region on /dev/dax0.0, persist method cpu-flush)"
+        "region on /dev/dax0.0, persist method cpu-flush); apm refused on cache-line DAX"
+}
+
+# data.persistence apm over verbs on a cache-line region (DAX without eADR,
+# as here): with DDIO an RDMA flush leaves the RNIC's writes in the CPU
+# cache, so rpmad must not serve the region (the host finds the reason,
+# naming the key, in this rpmad's log on the console).
+apm_check() {
+    local out apmctl="chroot $h env RPMA_PROVIDER=verbs $RPMACTL --server 10.0.2.15:7340"
+    verbs_rpmad apm daxapm 7340 /mnt/dax/apmpool apmdata 64MiB
+    out=$($apmctl region info apmdata 2>&1) || fail "VERBS region info apmdata: $out"
+    echo "$out" | grep -q cache-line || fail "VERBS apmdata is not of cache-line granularity: $out"
+    if out=$($apmctl put /run/verbs.in apmdata 2>&1); then
+        fail "VERBS apm over verbs was served on a cache-line region: $out"
+    fi
+    echo "$out" | grep -q "not served on the data plane" ||
+        fail "VERBS put to apmdata failed otherwise than refused: $out"
 }
 ! grep -q "pmemvm.verbs=1" /proc/cmdline || verbs_check
 

@@ -187,6 +187,9 @@ if [ $verbs = 1 ]; then
     line=$(grep '^PMEMVM VERBS PASS' <<<"$console") ||
         fail_with_console "the guest's verbs check did not pass"
     echo "guest: $line"
+    line=$(grep -E "^daxapm\| .*cache-line granularity.*data\.persistence apm is refused" \
+        <<<"$console") || fail_with_console "rpmad on verbs did not say why it refused apm"
+    echo "daxapm: $line"
 fi
 failed=0
 echo "pmemvm: PASS"
