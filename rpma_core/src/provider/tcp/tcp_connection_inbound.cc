@@ -324,6 +324,9 @@ void Connection::OnPayloadComplete() {
             in_.destination.clear();
             if (std::exchange(in_.discard, false))
                 return;
+            if (PendingWr *read = sq_.Front();
+                read != nullptr && ++read->parts_answered < read->parts)
+                return;  // more parts to come (tcp_parts.h)
             sq_.CompleteFront(IBV_WC_SUCCESS);
             return FailOnFrontLocalError();
         default:
