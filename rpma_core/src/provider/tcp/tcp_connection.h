@@ -336,6 +336,13 @@ class Connection final : public EventHandler,
     // A WRITE's payload landed: its bytes go to its region's counters.
     void CountWritten();
     void OnRequestHeader();
+    // A request that arrived after this side began to disconnect, or after
+    // its QP went: its payload is read and dropped, nothing is answered.
+    void DropRequest();
+    // This side begins to disconnect, or its QP goes: a request being
+    // applied (its payload arriving, or waiting for a receive) is dropped
+    // from here on, so nothing more of the peer lands once that call returns.
+    void StopApplyingRequests();
     bool AcquireReceive();
     // A persistent FLUSH of `segment`: at once, or on a persist worker.
     void PersistForFlush(MemorySegment &&segment);
