@@ -195,11 +195,8 @@ Status Daemon::CloseSession(const std::string &session_id) {
                       "'" + session_id +
                           "' is not a session id (16 lowercase hex digits, as ListSessions "
                           "shows them)");
-    auto closed = sessions_.Close(*id);
-    if (!closed.ok())
-        return closed.status();
-    if (*closed)
-        data_plane_->Disconnect(*id);
+    if (Status closed = data_plane_->CloseSession(*id); !closed.ok())
+        return closed;
     Log().info("session {}: closed by request", session_id);
     return Status();
 }

@@ -287,8 +287,15 @@ RegionTraffic DataPlane::TotalTraffic() const {
     return total;
 }
 
-void DataPlane::Disconnect(uint64_t session_id) {
-    Post([this, session_id] { Close(session_id, false); });
+Status DataPlane::CloseSession(uint64_t session_id) {
+    Status closed;
+    Call([&] {
+        if (links_.count(session_id) != 0)
+            Close(session_id, false);  // the session too
+        else if (auto was = sessions_.Close(session_id); !was.ok())
+            closed = was.status();
+    });
+    return closed;
 }
 
 void DataPlane::Drain(std::chrono::milliseconds grace) {
@@ -687,12 +694,16 @@ void DataPlane::Close(uint64_t session_id, bool lost) {
     drained_.notify_all();
     if (lost)
         counters_.errors++;
-    (void)sessions_.Close(session_id);
     if (auto fd = link->conn->EventFd(); fd.ok())
         epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, *fd, nullptr);
     if (auto fd = link->conn->Cq().fd(); fd.ok())
         epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, *fd, nullptr);
-    // ~Link disconnects and deletes the connection, then deregisters.
+    // ~Link disconnects and deletes the connection (its queue pair applies
+    // nothing of the client from then on), then deregisters; only then does
+    // the session leave the table, so that ListSessions not showing it means
+    // that nothing of it lands any more.
+    link.reset();
+    (void)sessions_.Close(session_id);
 }
 
 }  // namespace rpmad

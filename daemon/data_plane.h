@@ -87,8 +87,12 @@ class DataPlane {
     void Wake() {
         Post([] {});
     }
-    // Disconnects the connection of a session (no-op when it has none).
-    void Disconnect(uint64_t session_id);
+    // Closes a session, NOT_FOUND when there is none. Returns once nothing
+    // its client sends can land in the region any more: its connection, if
+    // any, is down before the session leaves the table (so ListSessions is a
+    // barrier), and no connection of it is accepted meanwhile (this runs on
+    // the data-plane thread, which redeems tokens).
+    Status CloseSession(uint64_t session_id);
     // Refuses new connections; disconnects every client and waits up to
     // `grace` for them to go.
     void Drain(std::chrono::milliseconds grace);

@@ -16,6 +16,15 @@
 #include "region_impl.h"
 
 namespace rpma::client {
+namespace {
+
+// A write or read from a registered buffer is posted in pieces of at most
+// this: what every provider takes in one work request (rpma_write's length
+// is 32 bits; a verbs device caps a message at its max_msg_sz), so that no
+// length ever makes a post fail, which would fail every replica at once.
+constexpr size_t kMaxPostBytes = size_t{1} << 30;
+
+}  // namespace
 
 Status Region::Impl::OpenAll(const ReplicaSet &set) {
     if (set.addresses.empty())
@@ -292,10 +301,14 @@ Status Region::Impl::PostWrite(const Op &op, uint64_t offset, std::span<const st
         return seq;
     };
     if (Registered *r = SendsFrom(bytes)) {
-        if (Status s = EnsureRoom(op, false); !s.ok())
-            return s;
-        r->last_seq = post(r->id, static_cast<size_t>(bytes.data() - r->bytes.data()), offset,
-                           bytes.size(), persist_next);
+        const auto local = static_cast<size_t>(bytes.data() - r->bytes.data());
+        for (const Piece piece : Chunks(offset, bytes.size(), kMaxPostBytes)) {
+            if (Status s = EnsureRoom(op, false); !s.ok())
+                return s;
+            const bool last = piece.skip + piece.length == bytes.size();
+            r->last_seq =
+                post(r->id, local + piece.skip, piece.offset, piece.length, persist_next && last);
+        }
         return Status();
     }
     const Pieces pieces = Chunks(offset, bytes.size(), kSlotSize);
@@ -351,6 +364,8 @@ bool Region::Impl::PostSole(const Op &op, size_t i, uint64_t offset,
     if (!bytes.empty()) {
         Registered *registered = Lookup(bytes.data(), bytes.size());
         size_t buffer = kStagingId, local = 0, slot = kSlots;
+        if (registered != nullptr && bytes.size() > kMaxPostBytes)
+            return false;  // in pieces, by the general path
         if (registered != nullptr) {
             buffer = registered->id;
             local = static_cast<size_t>(bytes.data() - registered->bytes.data());
@@ -497,7 +512,10 @@ Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t inde
         return Status();
     if (const Registered *r = Lookup(out.data(), out.size())) {
         const auto local = static_cast<size_t>(out.data() - r->bytes.data());
-        return post(r->id, local, offset, out.size());
+        for (const Piece piece : Chunks(offset, out.size(), kMaxPostBytes))
+            if (Status s = post(r->id, local + piece.skip, piece.offset, piece.length); !s.ok())
+                return s;
+        return Status();
     }
     for (const Piece &piece : Chunks(offset, out.size(), kSlotSize)) {
         auto slot = AcquireSlot(op);

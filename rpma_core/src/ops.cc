@@ -39,6 +39,9 @@ int Posted(int err, const char *what) {
     if (err == 0)
         return 0;
     RPMA_LOG_ERROR("posting %s failed: %s", what, strerror(err));
+    // RPMA_E_PROVIDER's detail is errno (as librpma's provider error), set
+    // last: logging may change it.
+    errno = err;
     return RPMA_E_PROVIDER;
 }
 

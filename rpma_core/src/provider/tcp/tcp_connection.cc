@@ -421,7 +421,9 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
         default:
             break;
     }
-    // A destroyed QP reports nothing more, like a verbs QP.
+    // A destroyed QP reports nothing more, like a verbs QP, and applies no
+    // request of the peer (those that follow are dropped: OnRequestHeader).
+    StopApplyingRequests();
     sq_.Detach();
     if (in_.phase == Inbound::Phase::kPayload && in_.header.opcode == wire::Opcode::kReadResponse) {
         in_.destination.clear();

@@ -336,6 +336,13 @@ class Connection final : public EventHandler,
     // A WRITE's payload landed: its bytes go to its region's counters.
     void CountWritten();
     void OnRequestHeader();
+    // A request that arrived after this side began to disconnect, or after
+    // its QP went: its payload is read and dropped, nothing is answered.
+    void DropRequest();
+    // This side begins to disconnect, or its QP goes: a request being
+    // applied (its payload arriving, or waiting for a receive) is dropped
+    // from here on, so nothing more of the peer lands once that call returns.
+    void StopApplyingRequests();
     bool AcquireReceive();
     // A persistent FLUSH of `segment`: at once, or on a persist worker.
     void PersistForFlush(MemorySegment &&segment);
@@ -356,7 +363,8 @@ class Connection final : public EventHandler,
 
     // Posting.
     int CheckCanPost() const;
-    int PostRequest(PendingWr &&wr, OutboundMessage &&message);
+    // `length`: the request's, which may span several parts (tcp_parts.h).
+    int PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length = 0);
     // Nothing queued: the message (with a pending ACK) goes out from here,
     // without a queue entry: one send when small (copied into one buffer),
     // else one sendmsg from registered memory. True when it took the
@@ -365,6 +373,9 @@ class Connection final : public EventHandler,
     bool SendAtOnce(OutboundMessage &message);
     // Queues a posted request's message, its segments owned (MemorySegment).
     void Enqueue(OutboundMessage &&message);
+    // Queues a posted request of `parts` parts (tcp_parts.h): `whole` with
+    // the last part's sequence, and the request's `length`.
+    void EnqueueParts(const OutboundMessage &whole, uint32_t parts, uint64_t length);
     // The same for an ACK the peer asked for: false when the socket took
     // nothing (the caller queues it).
     bool SendAckAtOnce();

@@ -180,6 +180,7 @@ int Connection::Disconnect() {
             out_.Push(std::move(goodbye));
             sent_disconnect_ = true;
             MoveTo(State::kDisconnecting);
+            StopApplyingRequests();
             ArmTimer(TimerPurpose::kLinger, kDisconnectTimeoutMs);
             break;
         }

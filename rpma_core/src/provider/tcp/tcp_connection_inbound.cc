@@ -291,6 +291,12 @@ void Connection::CountWritten() {
 
 void Connection::OnPayloadComplete() {
     const wire::Header &header = in_.header;
+    if (std::exchange(in_.discard, false)) [[unlikely]] {
+        // Dropped: a request no longer applied, or a READ_RESPONSE whose
+        // queue pair was destroyed.
+        in_.destination.clear();
+        return;
+    }
     switch (header.opcode) {
         case wire::Opcode::kConnectRequest:
             return OnConnectRequest();
@@ -322,8 +328,9 @@ void Connection::OnPayloadComplete() {
         }
         case wire::Opcode::kReadResponse:
             in_.destination.clear();
-            if (std::exchange(in_.discard, false))
-                return;
+            if (PendingWr *read = sq_.Front();
+                read != nullptr && ++read->parts_answered < read->parts)
+                return;  // more parts to come (tcp_parts.h)
             sq_.CompleteFront(IBV_WC_SUCCESS);
             return FailOnFrontLocalError();
         default:

@@ -17,6 +17,7 @@
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_parts.h"
 
 namespace rpma::provider::tcp {
 namespace {
@@ -27,6 +28,9 @@ constexpr size_t kDoorbellBatchBytes = size_t{64} << 10;
 
 // Largest IBV_SEND_INLINE payload (the QP's max_inline_data).
 constexpr uint32_t kMaxInlineData = 64;
+
+// Longer than any memory region: beyond the 47-bit user address space.
+constexpr uint64_t kMaxFlushLength = uint64_t{1} << 47;
 
 bool IsNakStatus(uint32_t status) {
     switch (status) {
@@ -73,9 +77,13 @@ void Connection::OnReadResponseHeader(const wire::Header &header) {
     if (!sq_.CompleteBefore(header.sequence))
         return ProtocolError("READ_RESPONSE for a request that is not outstanding");
     PendingWr *read = sq_.Front();
-    if (!read->is_read || read->byte_len != header.length)
+    const uint32_t part = read->parts_answered;
+    if (!read->is_read || header.sequence != read->FirstSequence() + part ||
+        PartLength(read->byte_len, part) != header.length)
         return ProtocolError("READ_RESPONSE does not match the READ");
-    in_.destination = read->read_destination;
+    in_.destination = read->parts == 1
+                          ? read->read_destination
+                          : SliceSegments(read->read_destination, PartOffset(part), header.length);
     BeginPayload(header.length);
 }
 
@@ -137,19 +145,32 @@ int Connection::PostSend(const ibv_send_wr &wr) {
     uint64_t total = 0;
     for (int i = 0; i < wr.num_sge; ++i)
         total += wr.sg_list[i].length;
-    if (total > wire::kMaxMessageLength) {
-        RPMA_LOG_ERROR("cannot post a %llu-byte work request (at most %llu bytes)",
-                       static_cast<unsigned long long>(total),
-                       static_cast<unsigned long long>(wire::kMaxMessageLength));
+    // A SEND fills one receive, so it is one message; WRITEs and READs go
+    // in parts (tcp_parts.h) up to what a completion's byte_len holds.
+    const bool send = wr.opcode == IBV_WR_SEND || wr.opcode == IBV_WR_SEND_WITH_IMM;
+    const uint64_t longest = send ? wire::kMaxMessageLength : UINT32_MAX;
+    if (total > longest) [[unlikely]] {
+        RPMA_LOG_ERROR("cannot post a %llu-byte %s (at most %llu bytes)",
+                       static_cast<unsigned long long>(total), send ? "send" : "work request",
+                       static_cast<unsigned long long>(longest));
         return EINVAL;
     }
+    pending.parts = static_cast<uint32_t>(PartCount(total));
     const bool inline_data = (wr.send_flags & IBV_SEND_INLINE) && !pending.is_read;
     if (inline_data && total > kMaxInlineData) {
         RPMA_LOG_ERROR("cannot post %llu bytes inline (at most %u)",
                        static_cast<unsigned long long>(total), kMaxInlineData);
         return EINVAL;
     }
-    if (sq_.Full()) {
+    if (pending.Slots() > sq_.Depth()) [[unlikely]] {
+        RPMA_LOG_ERROR(
+            "cannot post a %llu-byte read: it takes %u send queue slots (one per %llu bytes) "
+            "and the queue pair has %u; read in pieces or create a deeper send queue",
+            static_cast<unsigned long long>(total), pending.Slots(),
+            static_cast<unsigned long long>(wire::kMaxMessageLength), sq_.Depth());
+        return EINVAL;
+    }
+    if (sq_.Full(pending.Slots())) {
         RPMA_LOG_ERROR("cannot post: all %u send queue slots are in use (wait for completions)",
                        qp_.sq_size);
         return ENOMEM;
@@ -185,14 +206,14 @@ int Connection::PostSend(const ibv_send_wr &wr) {
         (pending.is_read ? pending.read_destination : message.segments)
             .push_back(std::move(segment));
     }
-    message.header.length = static_cast<uint32_t>(total);
+    message.header.length = pending.parts == 1 ? static_cast<uint32_t>(total) : 0;
     if (wr.opcode != IBV_WR_SEND && wr.opcode != IBV_WR_SEND_WITH_IMM) {
         message.header.remote_addr = wr.wr.rdma.remote_addr;
         message.header.rkey = wr.wr.rdma.rkey;
     }
     if (wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || wr.opcode == IBV_WR_SEND_WITH_IMM)
         message.header.imm = wr.imm_data;
-    return PostRequest(std::move(pending), std::move(message));
+    return PostRequest(std::move(pending), std::move(message), total);
 }
 
 int Connection::PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, FlushType type,
@@ -200,9 +221,9 @@ int Connection::PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, Fl
     std::lock_guard lock(mu_);
     if (const int err = CheckCanPost(); err != 0)
         return err;
-    if (length > wire::kMaxMessageLength) {
-        RPMA_LOG_ERROR("cannot flush %zu bytes at once (at most %llu)", length,
-                       static_cast<unsigned long long>(wire::kMaxMessageLength));
+    if (length > kMaxFlushLength) [[unlikely]] {
+        RPMA_LOG_ERROR("cannot flush %zu bytes: no memory region is longer than %llu bytes", length,
+                       static_cast<unsigned long long>(kMaxFlushLength));
         return EINVAL;
     }
     if (sq_.Full()) {
@@ -213,14 +234,15 @@ int Connection::PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, Fl
     pending.wr_id = wr_id;
     pending.opcode = IBV_WC_RDMA_READ;  // as librpma's APM flush reports it
     pending.signaled = signaled;
+    pending.parts = static_cast<uint32_t>(PartCount(length));
     OutboundMessage message;
     message.header.opcode = wire::Opcode::kFlush;
     message.header.flags =
         type == FlushType::kPersistent ? wire::kFlushPersistent : wire::kFlushVisibility;
-    message.header.length = static_cast<uint32_t>(length);
+    message.header.length = pending.parts == 1 ? static_cast<uint32_t>(length) : 0;
     message.header.remote_addr = remote_addr;
     message.header.rkey = rkey;
-    return PostRequest(std::move(pending), std::move(message));
+    return PostRequest(std::move(pending), std::move(message), length);
 }
 
 int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char value[8],
@@ -252,7 +274,7 @@ int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char 
     return PostRequest(std::move(pending), std::move(message));
 }
 
-int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
+int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length) {
     if (state_ != State::kEstablished) {
         // As a QP in the error state: a work request posted after the
         // connection broke or began to disconnect is accepted and completes
@@ -275,8 +297,10 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
     // Ask for an immediate acknowledgement when the application will see a
     // completion, or when half the send queue would otherwise wait for one;
     // a READ's response answers for everything before it.
+    // (A request in parts is a long transfer: one ACK more is nothing.)
+    const uint32_t parts = wr.parts;
     const bool request_ack =
-        wr.signaled || ++unrequested_acks_ >= std::max<uint32_t>(1, qp_.sq_size / 2);
+        wr.signaled || parts > 1 || ++unrequested_acks_ >= std::max<uint32_t>(1, qp_.sq_size / 2);
     if (request_ack || wr.is_read)
         unrequested_acks_ = 0;
     if (request_ack && !wr.is_read)
@@ -293,6 +317,12 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message) {
         // round trip away. (With earlier requests in flight, their answers
         // may be in already: a pipelining poller keeps reading.)
         posted_since_read_ = posted_since_read_ || nothing_in_flight;
+        if (parts > 1) [[unlikely]] {
+            EnqueueParts(message, parts, length);
+            FailOnFrontLocalError();
+            AfterProgress();
+            return 0;
+        }
         // A SEND goes at once: it is what a peer answers, and what follows
         // it is usually a wait for that answer, not another request to batch.
         if ((!may_wait_for_doorbell || wire::IsSend(message.header.opcode)) &&
@@ -333,6 +363,27 @@ void Connection::Enqueue(OutboundMessage &&message) {
     for (MemorySegment &segment : message.segments)
         segment.Own();  // sent later, whatever the cache holds then
     out_.Push(std::move(message));
+}
+
+void Connection::EnqueueParts(const OutboundMessage &whole, uint32_t parts, uint64_t length) {
+    for (uint32_t k = 0; k < parts; ++k) {
+        OutboundMessage part;
+        part.header = whole.header;
+        part.header.length = PartLength(length, k);
+        part.header.remote_addr = whole.header.remote_addr + PartOffset(k);
+        part.header.sequence = whole.header.sequence - parts + 1 + k;
+        if (k + 1 < parts) {
+            // Only the last part asks for the ACK and carries the immediate
+            // data (its receive completes the WRITE_WITH_IMM at the target).
+            part.header.flags &= ~wire::kAckRequested;
+            if (part.header.opcode == wire::Opcode::kWriteWithImm) {
+                part.header.opcode = wire::Opcode::kWrite;
+                part.header.imm = 0;
+            }
+        }
+        part.segments = SliceSegments(whole.segments, PartOffset(k), part.header.length);
+        out_.Push(std::move(part));
+    }
 }
 
 bool Connection::SendAckAtOnce() {

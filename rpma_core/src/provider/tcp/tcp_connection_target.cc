@@ -2,6 +2,8 @@
 // memory, in order and without the application — access checks, WRITE,
 // READ, ATOMIC_WRITE, FLUSH (a large persist on a persist worker), SEND
 // into posted receives (held while none is posted) — and acknowledging them.
+// Once this side began to disconnect, or its QP went, no request is applied
+// any more (as a verbs QP moved to the error state): the rest is dropped.
 // Tests: tcp_remote_ops_test, tcp_messaging_test, tcp_persist_workers_test,
 // tcp_hostile_peer_test.
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
@@ -44,6 +46,8 @@ void Connection::OnRequestHeader() {
     const wire::Header &header = in_.header;
     if (!IsLive() || received_disconnect_)
         return ProtocolError("request outside an established connection");
+    if (sent_disconnect_ || !has_qp_) [[unlikely]]
+        return DropRequest();
     if (header.sequence != expected_sequence_)
         return ProtocolError("request out of sequence");
     MemorySegment segment;
@@ -127,6 +131,29 @@ void Connection::OnRequestHeader() {
         default:
             return ProtocolError("unexpected opcode");
     }
+}
+
+void Connection::DropRequest() {
+    // Neither applied nor answered: the peer's WR fails when the connection
+    // ends, as one that reached a verbs QP in the error state.
+    in_.discard = true;
+    BeginPayload(wire::PayloadLength(in_.header));
+}
+
+void Connection::StopApplyingRequests() {
+    if (in_.phase == Inbound::Phase::kWaitingForReceive) {
+        // Its receive stays unused (the disconnect flushes it).
+        in_.phase = Inbound::Phase::kHeader;
+        return DropRequest();
+    }
+    if (in_.phase != Inbound::Phase::kPayload || !wire::IsRequest(in_.header.opcode))
+        return;
+    // The rest of the payload is read and dropped; a receive it was filling
+    // is flushed with the others.
+    in_.into_receive = false;
+    in_.destination.clear();
+    in_.atomic_target = {};
+    in_.discard = true;
 }
 
 void Connection::PersistForFlush(MemorySegment &&segment) {

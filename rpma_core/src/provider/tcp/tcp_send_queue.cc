@@ -13,13 +13,20 @@ void SendQueue::Attach(uint32_t depth, uint32_t qp_num, CompletionQueue *cq) {
 void SendQueue::Detach() {
     cq_ = nullptr;
     wrs_.clear();
+    extra_slots_ = 0;
 }
 
 uint64_t SendQueue::Push(PendingWr &&wr) {
     if (wr.local_error != IBV_WC_SUCCESS)
         error_pending_ = true;
-    wr.sequence = error_pending_ ? 0 : next_sequence_++;
+    if (!error_pending_) {
+        next_sequence_ += wr.parts;
+        wr.sequence = next_sequence_ - 1;
+    } else {
+        wr.sequence = 0;
+    }
     const uint64_t sequence = wr.sequence;
+    extra_slots_ += wr.Slots() - 1;
     wrs_.emplace_back() = std::move(wr);
     return sequence;
 }
@@ -27,9 +34,13 @@ uint64_t SendQueue::Push(PendingWr &&wr) {
 bool SendQueue::Acknowledge(uint64_t sequence) {
     if (sequence >= next_sequence_)
         return false;
-    while (!wrs_.empty() && wrs_.front().sequence != 0 && wrs_.front().sequence <= sequence) {
-        if (wrs_.front().is_read)
-            return false;
+    while (!wrs_.empty() && wrs_.front().sequence != 0) {
+        const PendingWr &front = wrs_.front();
+        // A READ's part is answered by its response, never by an ACK.
+        if (front.is_read)
+            return front.FirstSequence() + front.parts_answered > sequence;
+        if (front.sequence > sequence)
+            break;
         CompleteFront(IBV_WC_SUCCESS);
     }
     return true;
@@ -43,7 +54,8 @@ bool SendQueue::CompleteBefore(uint64_t sequence) {
             return false;
         CompleteFront(IBV_WC_SUCCESS);
     }
-    return !wrs_.empty() && wrs_.front().sequence == sequence;
+    return !wrs_.empty() && wrs_.front().sequence != 0 &&
+           wrs_.front().FirstSequence() <= sequence && sequence <= wrs_.front().sequence;
 }
 
 void SendQueue::CompleteFront(ibv_wc_status status) {
@@ -59,6 +71,7 @@ void SendQueue::CompleteFront(ibv_wc_status status) {
         if (!Complete(cq_, qp_num_, wc)) [[unlikely]]
             completion_lost_ = true;
     }
+    extra_slots_ -= wr.Slots() - 1;
     wrs_.pop_front();
 }
 

@@ -28,6 +28,17 @@ struct PendingWr {
     bool is_read = false;
     SegmentList read_destination;
     ibv_wc_status local_error = IBV_WC_SUCCESS;
+    // Longer than one wire message: sent as `parts` requests (tcp_parts.h)
+    // on the sequences FirstSequence() .. sequence; the answer to the last
+    // completes the WR.
+    uint32_t parts = 1;
+    // A READ's parts whose response arrived.
+    uint32_t parts_answered = 0;
+
+    uint64_t FirstSequence() const { return sequence - parts + 1; }
+    // Send queue slots held: a READ one per part (the target answers each,
+    // and bounds the answers it holds by our depth), anything else one.
+    uint32_t Slots() const { return is_read ? parts : 1; }
 };
 
 class SendQueue {
@@ -36,7 +47,9 @@ class SendQueue {
     // The QP was destroyed: nothing may be completed into its CQ any more.
     void Detach();
 
-    bool Full() const { return wrs_.size() >= depth_; }
+    // No room for a WR of `slots` slots (PendingWr::Slots).
+    bool Full(uint32_t slots = 1) const { return wrs_.size() + extra_slots_ + slots > depth_; }
+    uint32_t Depth() const { return depth_; }
     bool Empty() const { return wrs_.empty(); }
     // The next request's sequence number; the first is 1.
     uint64_t NextSequence() const { return next_sequence_; }
@@ -44,13 +57,15 @@ class SendQueue {
     // the error state, so later WRs are not transmitted.
     bool ErrorPending() const { return error_pending_; }
 
-    // Assigns the sequence number unless the WR is not transmitted.
+    // Assigns the sequence numbers (one per part) unless the WR is not
+    // transmitted.
     uint64_t Push(PendingWr &&wr);
 
     // Cumulative ACK. False when the peer acknowledges a request it never got
     // or a READ whose data it never sent.
     bool Acknowledge(uint64_t sequence);
-    // Completes what precedes `sequence`; then the front must be `sequence`.
+    // Completes what precedes `sequence`; then the front must be the WR
+    // that `sequence` is (a part of).
     // False on a protocol violation.
     bool CompleteBefore(uint64_t sequence);
     PendingWr *Front() { return wrs_.empty() ? nullptr : &wrs_.front(); }
@@ -77,6 +92,8 @@ class SendQueue {
     };
     RingQueue<PendingWr, ReleaseWr> wrs_;
     uint32_t depth_ = 0;
+    // Slots held beyond one per WR (multi-part READs).
+    uint32_t extra_slots_ = 0;
     uint32_t qp_num_ = 0;
     CompletionQueue *cq_ = nullptr;
     uint64_t next_sequence_ = 1;

@@ -91,7 +91,8 @@ inline constexpr uint32_t kMagic = 0x414d5052;  // "RPMA" in little-endian
 inline constexpr uint16_t kVersion = 4;         // 3: kCarriesAck, kAckRequest; 4: 64-byte header
 inline constexpr size_t kHandshakePrefixSize = 12;
 inline constexpr size_t kMaxHandshakePayload = kHandshakePrefixSize + kMaxPrivateData;
-// Payloads and ranges are capped like an ibv_sge length (and below SSIZE_MAX).
+// Payloads and ranges are capped (below SSIZE_MAX) per message; a longer WRITE,
+// READ or FLUSH goes as several requests (tcp_parts.h).
 inline constexpr uint64_t kMaxMessageLength = uint64_t{1} << 31;
 inline constexpr size_t kAtomicWriteSize = 8;
 

@@ -439,5 +439,53 @@ TEST_F(TcpHostileRequests, LongestMessageThatDoesNotFitIsNakedOnItsHeader) {
     ASSERT_NO_FATAL_FAILURE(ExpectAnotherConnectionWorks());
 }
 
+// Once the application disconnects (or destroys the QP), nothing more of
+// the peer lands, as with a verbs QP moved to the error state: the rest of
+// a WRITE whose payload was arriving, and every request the peer sends
+// after it, ignoring the DISCONNECT, is dropped unanswered. (It applied them
+// all for the 2 s the disconnect may take: an admin's close left a
+// misbehaving client that long to write.)
+TEST_F(TcpHostileRequests, NothingOfThePeerLandsOnceTheTargetBeganToDisconnect) {
+    constexpr size_t kHalf = 32 << 10;
+    constexpr size_t kLater = 2 * kHalf;  // where the later WRITE goes
+    constexpr size_t kAtomic = kLater + kRegionSize;
+    Buffer region(*server_pd, kAtomic + 8, kRemoteAll);
+    RawPeer raw;
+    ASSERT_NO_FATAL_FAILURE(AcceptScripted(&raw));
+
+    const std::vector<uint8_t> payload(2 * kHalf, 0x11);
+    ASSERT_TRUE(raw.SendHeader(
+        RequestHeader(wire::Opcode::kWrite, 1, region.addr(), region.rkey(), 2 * kHalf, 0)));
+    ASSERT_TRUE(raw.Send(payload.data(), kHalf));
+    ASSERT_TRUE(WaitForByte(region.data() + kHalf - 1, 0x11));
+    ASSERT_EQ(server.id->Disconnect(), 0);
+
+    std::vector<uint8_t> burst(payload.begin() + kHalf, payload.end());
+    AppendRequest(
+        &burst,
+        RequestHeader(wire::Opcode::kWrite, 2, region.addr(kLater), region.rkey(), kRegionSize, 0),
+        std::vector<uint8_t>(kRegionSize, 0x22));
+    AppendRequest(&burst,
+                  RequestHeader(wire::Opcode::kAtomicWrite, 3, region.addr(kAtomic), region.rkey(),
+                                wire::kAtomicWriteSize, 0),
+                  std::vector<uint8_t>(wire::kAtomicWriteSize, 0x33));
+    AppendRequest(
+        &burst, RequestHeader(wire::Opcode::kReadRequest, 4, region.addr(), region.rkey(), 64, 0));
+    wire::Header ask;
+    ask.opcode = wire::Opcode::kAckRequest;
+    AppendRequest(&burst, ask);
+    ASSERT_TRUE(raw.Send(burst.data(), burst.size()));
+
+    // The answer to the ACK_REQUEST says what was applied: nothing.
+    wire::Header header;
+    do {
+        ASSERT_TRUE(raw.ReadMessage(&header));
+        EXPECT_NE(header.opcode, wire::Opcode::kReadResponse) << "a READ was served";
+    } while (header.opcode != wire::Opcode::kAck);
+    EXPECT_EQ(header.sequence, 0u);
+    EXPECT_TRUE(Holds(region.data(), 0, kHalf, 0x11));
+    EXPECT_TRUE(Holds(region.data(), kHalf, kAtomic + 8, 0));
+}
+
 }  // namespace
 }  // namespace rpma::provider::tcp::testing
