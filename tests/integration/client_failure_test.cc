@@ -244,6 +244,21 @@ class ClientFailureTest : public ::testing::Test {
         EXPECT_TRUE(region.UnregisterBuffer(in).ok());
     }
 
+    // Writes `stale` (12 MiB, staged) with the laggard stopped: its socket
+    // takes a few MiB, the rest of the first eight pieces waits in the
+    // client, and the ninth waits for the laggard's slot and marks it
+    // failed. Then `fresh` through every slot again; then the laggard
+    // resumes.
+    void FailLaggardThenReuseTheRing(Region &region, const std::vector<std::byte> &stale,
+                                     const std::vector<std::byte> &fresh) {
+        Stopped laggard(Pid(kLaggard));
+        ASSERT_TRUE(laggard.stopped());
+        client::Status s = region.WritePersist(0, stale);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        ASSERT_EQ(region.replicas()[kLaggard].state, ReplicaState::kFailed);
+        s = region.WritePersist(0, fresh);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+    }
     // Each byte daemon `d` holds at [0, allowed[0]->size()) is that byte of
     // one of `allowed` (read through a region of its own on `d` alone).
     void ExpectEachByteFrom(size_t d,
@@ -385,18 +400,7 @@ TEST_F(ClientFailureTest, AFailedReplicaNeverStoresBytesOfAReusedStagingSlot) {
     const std::vector<std::byte> zeros(12 * kSlot);  // a new region's
     const std::vector<std::byte> stale = Pattern(12 * kSlot, 12);
     const std::vector<std::byte> fresh = Pattern(12 * kSlot, 13);
-    {
-        Stopped laggard(Pid(kLaggard));
-        ASSERT_TRUE(laggard.stopped());
-        // Its socket takes a few MiB; the rest of the first eight pieces
-        // waits in the client; the ninth waits for its slot and marks it
-        // failed.
-        client::Status s = region->WritePersist(0, stale);
-        ASSERT_TRUE(s.ok()) << s.ToString();
-        ASSERT_EQ(region->replicas()[kLaggard].state, ReplicaState::kFailed);
-        s = region->WritePersist(0, fresh);  // through every slot again
-        ASSERT_TRUE(s.ok()) << s.ToString();
-    }
+    ASSERT_NO_FATAL_FAILURE(FailLaggardThenReuseTheRing(*region, stale, fresh));
     ASSERT_TRUE(AwaitSessions(kLaggard, 0));
     ExpectEachByteFrom(kLaggard, {&zeros, &stale});
 }
@@ -438,21 +442,9 @@ TEST_F(ClientFailureTest, TheRegionsEndStopsAFailedReplicasQueuedSendsBeforeFree
 TEST_F(ClientFailureTest, ReaddWaitsForTheOldConnectionsQueuedWritesBeforeCopying) {
     auto region = Open(std::chrono::seconds(2));
     ASSERT_NE(region, nullptr);
-    // 12 MiB staged: the stopped daemon's socket takes a few MiB of it, the
-    // rest waits in the client, and the ninth piece waits for the laggard's
-    // slot until it is marked failed.
     const std::vector<std::byte> stale = Pattern(12 * kSlot, 5);
     const std::vector<std::byte> fresh = Pattern(12 * kSlot, 6);
-    {
-        Stopped laggard(Pid(kLaggard));
-        ASSERT_TRUE(laggard.stopped());
-        client::Status s = region->WritePersist(0, stale);
-        ASSERT_TRUE(s.ok()) << s.ToString();
-        ASSERT_EQ(region->replicas()[kLaggard].state, ReplicaState::kFailed);
-        s = region->WritePersist(0, fresh);
-        ASSERT_TRUE(s.ok()) << s.ToString();
-        laggard.Resume();
-    }
+    ASSERT_NO_FATAL_FAILURE(FailLaggardThenReuseTheRing(*region, stale, fresh));
     // At once: the daemon is still working through the stale writes.
     const client::Status readded = region->Readd(kLaggard);
     ASSERT_TRUE(readded.ok()) << readded.ToString();
