@@ -3,7 +3,10 @@
 // closes its data-plane connection at once: the staging slot a timed-out
 // read from it used is free for the live replicas' writes from then on, and
 // its late answer must not land there (the live replicas would store, and
-// confirm, its bytes). Readd of a replica that was stopped with writes
+// confirm, its bytes). Nor does a write still queued to it go out once its
+// slot is reused (it would carry another write's bytes), or once the
+// region's end freed the ring (a use after free: run under
+// -fsanitize=address). Readd of a replica that was stopped with writes
 // queued waits until its daemon has ended the old session, so that none of
 // those writes lands over the resync's copy.
 #include <gtest/gtest.h>
