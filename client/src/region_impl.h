@@ -141,6 +141,11 @@ class Region::Impl {
         // Let laggards finish what they were given before disconnecting.
         (void)Await(Op{Op::Kind::kClosing}, Need::kAll,
                     [&](Replica &r) { return r.Completed(seq_); });
+        // Every replica goes before the staging ring (and before the
+        // application may free its registered buffers): a replica's
+        // connection may read them to send until its registrations are gone
+        // (~Replica), whatever order the members are declared in.
+        members_.clear();
     }
 
     Status OpenAll(const ReplicaSet &set);
@@ -247,12 +252,14 @@ class Region::Impl {
     uint64_t size_ = 0;
 
     mutable std::mutex mu_;  // every operation, start to end
-    std::vector<Member> members_;
     // The staging ring: kSlots slots of kSlotSize in staging_memory_, from
     // a page boundary on (a vector's own data is not), so that a 4 KiB
     // piece is one page and 64 cache lines, for the copy in and the send.
+    // Declared before members_, which send from it, so that it outlives
+    // them even without ~Impl's explicit teardown.
     std::vector<std::byte> staging_memory_;
     std::span<std::byte> staging_;
+    std::vector<Member> members_;
     uint64_t slot_seq_[kSlots] = {};  // the last seq that used each slot
     size_t last_slot_ = 0;            // the slot AcquireSlot took last
     uint64_t seq_ = 0;                // the last seq posted

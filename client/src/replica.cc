@@ -182,7 +182,7 @@ Replica::~Replica() {
         if (poll(&p, 1, 1000) == 1)
             (void)conn_->NextEvent();
     }
-    conn_.reset();
+    Drop();
 }
 
 void Replica::Close(Status why) {
@@ -192,9 +192,21 @@ void Replica::Close(Status why) {
     // Every use of the connection checks failed() first, so none follows.
     // No wait for CLOSED: the daemon may be the reason this replica failed.
     (void)conn_->Disconnect();
+    Drop();
+}
+
+void Replica::Drop() {
     conn_.reset();
     cq_ = nullptr;
     cq_fd_ = event_fd_ = -1;
+    // Deleting the connection is not enough: a tcp connection that was
+    // disconnecting keeps sending what was queued (up to its 2 s linger),
+    // reading the payloads from local memory when the socket takes them.
+    // Once deregistration returns, nothing reads or writes the memory any
+    // more (the tcp provider breaks such a connection instead), so the
+    // owner may reuse or free it.
+    buffers_.clear();
+    messages_mr_.reset();
 }
 
 Status Replica::Register(size_t id, std::span<std::byte> bytes) {

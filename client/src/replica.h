@@ -59,14 +59,12 @@ class Replica {
 
     // Ends the replica at once for `why` (kept as failure() unless one came
     // first): disconnects and deletes the data-plane connection and its
-    // queue pair, so that nothing the daemon still answers — a late READ's
-    // bytes, any completion — reaches local memory (the staging ring, the
-    // application's buffers) afterwards; the tcp provider discards what
-    // arrives for a destroyed queue pair, and on verbs destroying it stops
-    // the NIC's DMA. The region marks a replica failed with this: local
-    // memory a failed replica was given is reused at once. The registered
-    // buffers stay registered until the Replica goes (Readd, the region's
-    // end), as the connection's last sends may still read them.
+    // queue pair, and deregisters every buffer, so that nothing the daemon
+    // still answers — a late READ's bytes, any completion — reaches local
+    // memory (the staging ring, the application's buffers) afterwards, and
+    // no write still queued reads it to send (it would send what the memory
+    // holds by then). The region marks a replica failed with this: local
+    // memory a failed replica was given is reused at once.
     void Close(Status why);
 
     // Non-blocking posts; every work request carries the region-wide
@@ -122,6 +120,9 @@ class Replica {
     Replica() = default;
     // Records `status` as the failure, unless one came first; returns false.
     bool Fail(Status status);
+    // Deletes the connection, then deregisters all local memory: when it
+    // returns, nothing of this replica touches that memory any more.
+    void Drop();
     Status PostReceive(size_t slot);
     bool OnCompletion(const ibv_wc &wc);
     // Bookkeeping of a work request just posted; `signaled` ones retire

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "rpma_core/src/provider/tcp/tcp_asan.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 
 namespace rpma::provider::tcp {
@@ -48,9 +49,11 @@ inline ssize_t SocketRecvMsg(int fd, msghdr *message, int flags) {
     return syscall(SYS_recvmsg, fd, message, flags);
 }
 inline ssize_t SocketSend(int fd, const void *buffer, size_t length, int flags) {
+    AsanCheckRead(buffer, length);
     return syscall(SYS_sendto, fd, buffer, length, flags, nullptr, 0);
 }
 inline ssize_t SocketSendMsg(int fd, const msghdr *message, int flags) {
+    AsanCheckRead(message);
     return syscall(SYS_sendmsg, fd, message, flags);
 }
 
