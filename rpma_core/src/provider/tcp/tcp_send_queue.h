@@ -28,6 +28,8 @@ struct PendingWr {
     bool is_read = false;
     SegmentList read_destination;
     ibv_wc_status local_error = IBV_WC_SUCCESS;
+    // The target region's, for ThreadSanitizer (tcp_tsan.h); 0 for a SEND.
+    uint32_t rkey = 0;
 };
 
 class SendQueue {
