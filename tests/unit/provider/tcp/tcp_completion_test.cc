@@ -183,27 +183,23 @@ TEST(TcpCompletionQueue, PollOfEmptyQueueReturnsZeroAndRejectsBadArguments) {
 // the CQ's destructor then wrote to freed memory.)
 TEST(TcpCompletionChannel, DestroyedWhileACqUsesItIsRefusedAndTheCqKeepsIt) {
     rpma_test::LogCapture log;
-    std::unique_ptr<provider::CompletionChannel> channel;
-    ASSERT_EQ(GetDevice().CreateCompletionChannel(&channel), 0);
-    std::unique_ptr<provider::CompletionQueue> cq;
-    ASSERT_EQ(GetDevice().CreateCq(4, channel.get(), &cq), 0);
-    channel.reset();
+    CompletionSink sink;
+    ASSERT_NO_FATAL_FAILURE(sink.Create(GetDevice(), 4));
+    sink.channel.reset();
     EXPECT_TRUE(log.Contains("destroying a completion channel failed: Device or resource busy"))
         << log.Text();
-    EXPECT_EQ(cq->RequestNotify(), 0);
+    EXPECT_EQ(sink.cq->RequestNotify(), 0);
     ibv_wc wc;
-    EXPECT_EQ(cq->Poll(1, &wc), 0);
-    cq.reset();
+    EXPECT_EQ(sink.cq->Poll(1, &wc), 0);
+    sink.cq.reset();
 }
 
 TEST(TcpCompletionChannel, DestroyedAfterItsCqsLogsNothing) {
     rpma_test::LogCapture log;
-    std::unique_ptr<provider::CompletionChannel> channel;
-    ASSERT_EQ(GetDevice().CreateCompletionChannel(&channel), 0);
-    std::unique_ptr<provider::CompletionQueue> cq;
-    ASSERT_EQ(GetDevice().CreateCq(4, channel.get(), &cq), 0);
-    cq.reset();
-    channel.reset();
+    CompletionSink sink;
+    ASSERT_NO_FATAL_FAILURE(sink.Create(GetDevice(), 4));
+    sink.cq.reset();
+    sink.channel.reset();
     EXPECT_FALSE(log.Contains("completion channel")) << log.Text();
 }
 
