@@ -20,9 +20,10 @@ static inline uint32_t swi_imm(uint32_t k) {
     return 0xC0DE0000u | k;
 }
 
-/* the payload of message k, terminating NUL included */
+/* the payload of message k (k < SWI_MESSAGES), terminating NUL included; the cast tells the
+ * compiler that it fits (gcc -O1 and up warns otherwise) */
 static inline void swi_text(uint32_t k, char text[SWI_TEXT_SIZE]) {
-    snprintf(text, SWI_TEXT_SIZE, "message %u, see its immediate", (unsigned)k);
+    snprintf(text, SWI_TEXT_SIZE, "message %u, see its immediate", (unsigned)(uint8_t)k);
 }
 
 #endif /* EXAMPLES_SEND_WITH_IMM_PROTOCOL_H */

@@ -74,6 +74,11 @@ class InstalledClientTest : public ::testing::Test {
         const std::string exe = prefix_ + "/" + fs::path(source).stem().string();
         std::vector<std::string> argv = {compiler};
         argv.insert(argv.end(), flags.begin(), flags.end());
+#if defined(__SANITIZE_ADDRESS__)
+        // The installed library is instrumented as this test is (--config=asan):
+        // a program loading it must carry the sanitizers' runtime first.
+        argv.push_back("-fsanitize=address,undefined");
+#endif
         argv.insert(argv.end(),
                     {"-Wall", "-Wextra", "-Werror", "-I" + prefix_ + "/include", Runfile(source),
                      "-o", exe, "-L" + prefix_ + "/lib", "-lrpma_client"});

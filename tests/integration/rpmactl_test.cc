@@ -507,9 +507,12 @@ TEST_F(RpmactlTest, PutReplicatesAFileGetReadsItBackFromEachAndVerifyFindsCorrup
 
     Outcome put = Run(Concat(servers, {"--json", "put", file, "replicated", "--size", "4MiB"}));
     ASSERT_EQ(put.code(), 0) << put.described;
-    EXPECT_EQ(put.json()["bytes"], bytes.size());
-    ASSERT_EQ(put.json()["replicas"].size(), 3u);
-    for (const Json &replica : put.json()["replicas"])
+    // Held: a loop over put.json()["replicas"] would read a destroyed
+    // temporary (json() parses a new one each call).
+    const Json put_json = put.json();
+    EXPECT_EQ(put_json["bytes"], bytes.size());
+    ASSERT_EQ(put_json["replicas"].size(), 3u);
+    for (const Json &replica : put_json["replicas"])
         EXPECT_EQ(replica["state"], "live") << put.out;
     // Not a terminal: progress comes as plain lines on stderr.
     EXPECT_NE(put.err.find("(100%)"), std::string::npos) << put.err;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "rpma_core/src/log.h"
+#include "rpma_core/src/provider/tcp/tcp_completion_channel_handle.h"
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
@@ -115,13 +116,13 @@ class InlinePoller final : public InlineWatcher {
 }  // namespace
 
 int CompletionChannel::Create(std::unique_ptr<provider::CompletionChannel> *channel) {
-    auto created = std::make_unique<CompletionChannel>();
+    auto created = std::make_shared<CompletionChannel>();
     if (!created->fired_.Valid()) {
         const int err = errno;
         RPMA_LOG_ERROR("cannot create a completion channel: eventfd failed: %s", strerror(err));
         return err;
     }
-    *channel = std::move(created);
+    *channel = std::make_unique<CompletionChannelHandle>(std::move(created));
     return 0;
 }
 
@@ -372,6 +373,11 @@ void CompletionChannel::RemoveQueue(CompletionQueue *cq) {
     std::lock_guard lock(queues_mu_);
     std::erase(queues_, cq);
     feeders_generation.fetch_add(1);
+}
+
+bool CompletionChannel::InUse() {
+    std::lock_guard lock(queues_mu_);
+    return !queues_.empty();
 }
 
 }  // namespace rpma::provider::tcp

@@ -48,19 +48,22 @@ namespace rpma::provider::tcp {
 
 class CompletionQueue;
 
-class CompletionChannel final : public provider::CompletionChannel {
+// Shared by the application's handle (tcp_completion_channel_handle.h) and
+// the CQs created on it, so it outlives whichever of them goes first.
+class CompletionChannel final {
   public:
+    // Hands out a CompletionChannelHandle.
     static int Create(std::unique_ptr<provider::CompletionChannel> *channel);
 
-    int Fd() const override { return fired_.Fd(); }
-    int GetEvent(provider::CompletionQueue **cq) override;
-    int GetAckedEvent(provider::CompletionQueue **cq) override;
+    int Fd() const { return fired_.Fd(); }
+    int GetEvent(provider::CompletionQueue **cq);
+    int GetAckedEvent(provider::CompletionQueue **cq);
     // The same inline wait, given up after timeout_ms (ETIMEDOUT). It may
     // overrun that by up to two direct reads' timeouts (a millisecond
     // each): the first, before which it reads no clock, and the last,
     // which it does not interrupt.
-    int GetAckedEventWithin(provider::CompletionQueue **cq, int timeout_ms) override;
-    void AckEvents(provider::CompletionQueue *cq, unsigned int count) override;
+    int GetAckedEventWithin(provider::CompletionQueue **cq, int timeout_ms);
+    void AckEvents(provider::CompletionQueue *cq, unsigned int count);
 
     // Queues cq's event, or hands it to a thread waiting inline on this
     // channel that made the completion itself (after any event queued
@@ -70,6 +73,8 @@ class CompletionChannel final : public provider::CompletionChannel {
     // The CQs created on this channel (their constructor and destructor).
     void AddQueue(CompletionQueue *cq);
     void RemoveQueue(CompletionQueue *cq);
+    // Whether a CQ created on this channel still exists.
+    bool InUse();
 
   private:
     using Clock = std::chrono::steady_clock;

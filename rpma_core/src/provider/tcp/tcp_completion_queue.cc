@@ -16,8 +16,8 @@ thread_local const CompletionQueue *tls_polling = nullptr;
 
 }  // namespace
 
-CompletionQueue::CompletionQueue(int capacity, CompletionChannel *channel)
-    : channel_(channel), ring_(static_cast<size_t>(capacity)) {
+CompletionQueue::CompletionQueue(int capacity, std::shared_ptr<CompletionChannel> channel)
+    : channel_(std::move(channel)), ring_(static_cast<size_t>(capacity)) {
     if (channel_ != nullptr)
         channel_->AddQueue(this);
 }

@@ -61,8 +61,10 @@ class CompletionQueue final : public provider::CompletionQueue {
   public:
     static constexpr int kMaxCapacity = 1 << 22;
 
-    // `channel` may be null (then RequestNotify arms nothing).
-    CompletionQueue(int capacity, CompletionChannel *channel);
+    // `channel` may be null (then RequestNotify arms nothing). The CQ keeps
+    // it alive (the application may drop its handle first, see
+    // tcp_completion_channel_handle.h).
+    CompletionQueue(int capacity, std::shared_ptr<CompletionChannel> channel);
     ~CompletionQueue() override;
 
     int Poll(int num_entries, ibv_wc *wc) override;
@@ -114,7 +116,7 @@ class CompletionQueue final : public provider::CompletionQueue {
     // firing is still in the ring.
     void FireIfLeftBehind();
 
-    CompletionChannel *const channel_;
+    const std::shared_ptr<CompletionChannel> channel_;
     mutable Lock mu_;
     std::vector<ibv_wc> ring_;
     size_t head_ = 0;

@@ -18,6 +18,7 @@
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_parts.h"
+#include "rpma_core/src/provider/tcp/tcp_tsan.h"
 
 namespace rpma::provider::tcp {
 namespace {
@@ -275,6 +276,9 @@ int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char 
 }
 
 int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length) {
+    // What the application did to the target region before posting.
+    wr.rkey = message.header.rkey;
+    tsan::Publish(wr.rkey);
     if (state_ != State::kEstablished) {
         // As a QP in the error state: a work request posted after the
         // connection broke or began to disconnect is accepted and completes

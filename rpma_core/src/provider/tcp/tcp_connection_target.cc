@@ -18,6 +18,7 @@
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_tsan.h"
 
 namespace rpma::provider::tcp {
 namespace {
@@ -50,6 +51,7 @@ void Connection::OnRequestHeader() {
         return DropRequest();
     if (header.sequence != expected_sequence_)
         return ProtocolError("request out of sequence");
+    tsan::Observe(header.rkey);  // the initiator's post (a one-sided request)
     MemorySegment segment;
     RemoteCheck check = RemoteCheck::kOk;
     switch (header.opcode) {
@@ -239,6 +241,7 @@ void Connection::ResumeReceiving() {
 }
 
 void Connection::CompleteRequest() {
+    tsan::Publish(in_.header.rkey);  // to the initiator's completion
     applied_sequence_ = in_.header.sequence;
     if (in_.header.flags & wire::kAckRequested)
         ack_requested_ = true;

@@ -9,7 +9,7 @@
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_cm_id.h"
-#include "rpma_core/src/provider/tcp/tcp_completion_channel.h"
+#include "rpma_core/src/provider/tcp/tcp_completion_channel_handle.h"
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
 #include "rpma_core/src/provider/tcp/tcp_listener.h"
@@ -86,12 +86,13 @@ int Device::CreateCq(int capacity, provider::CompletionChannel *channel,
                        CompletionQueue::kMaxCapacity);
         return EINVAL;
     }
-    auto *tcp_channel = dynamic_cast<CompletionChannel *>(channel);
+    auto *tcp_channel = dynamic_cast<CompletionChannelHandle *>(channel);
     if (channel != nullptr && tcp_channel == nullptr) {
         RPMA_LOG_ERROR("cannot create a completion queue: the channel is not the tcp provider's");
         return EINVAL;
     }
-    *cq = std::make_unique<CompletionQueue>(capacity, tcp_channel);
+    *cq = std::make_unique<CompletionQueue>(
+        capacity, tcp_channel != nullptr ? tcp_channel->Shared() : nullptr);
     return 0;
 }
 

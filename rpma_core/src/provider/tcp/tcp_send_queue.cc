@@ -1,6 +1,7 @@
 #include "rpma_core/src/provider/tcp/tcp_send_queue.h"
 
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_tsan.h"
 
 namespace rpma::provider::tcp {
 
@@ -62,6 +63,8 @@ void SendQueue::CompleteFront(ibv_wc_status status) {
     if (wrs_.empty()) [[unlikely]]
         return;
     const PendingWr &wr = wrs_.front();
+    if (status == IBV_WC_SUCCESS)
+        tsan::Observe(wr.rkey);  // what the target did for it
     if (wr.signaled || status != IBV_WC_SUCCESS) {
         ibv_wc wc{};
         wc.wr_id = wr.wr_id;

@@ -39,6 +39,8 @@ struct PendingWr {
     // Send queue slots held: a READ one per part (the target answers each,
     // and bounds the answers it holds by our depth), anything else one.
     uint32_t Slots() const { return is_read ? parts : 1; }
+    // The target region's, for ThreadSanitizer (tcp_tsan.h); 0 for a SEND.
+    uint32_t rkey = 0;
 };
 
 class SendQueue {

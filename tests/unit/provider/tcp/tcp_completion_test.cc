@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "tests/unit/log_capture.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
 namespace rpma::provider::tcp::testing {
@@ -174,6 +175,32 @@ TEST(TcpCompletionQueue, PollOfEmptyQueueReturnsZeroAndRejectsBadArguments) {
     EXPECT_EQ(cq->Capacity(), 4);
     EXPECT_EQ(cq->RequestNotify(), 0);  // no channel: nothing to fire
     EXPECT_EQ(GetDevice().CreateCq(0, nullptr, &cq), EINVAL);
+}
+
+// As ibv_destroy_comp_channel fails with EBUSY while a CQ uses the channel,
+// the tcp provider refuses it (logged): the channel stays valid for the CQ,
+// which works on and is destroyed cleanly. (It used to free the channel:
+// the CQ's destructor then wrote to freed memory.)
+TEST(TcpCompletionChannel, DestroyedWhileACqUsesItIsRefusedAndTheCqKeepsIt) {
+    rpma_test::LogCapture log;
+    CompletionSink sink;
+    ASSERT_NO_FATAL_FAILURE(sink.Create(GetDevice(), 4));
+    sink.channel.reset();
+    EXPECT_TRUE(log.Contains("destroying a completion channel failed: Device or resource busy"))
+        << log.Text();
+    EXPECT_EQ(sink.cq->RequestNotify(), 0);
+    ibv_wc wc;
+    EXPECT_EQ(sink.cq->Poll(1, &wc), 0);
+    sink.cq.reset();
+}
+
+TEST(TcpCompletionChannel, DestroyedAfterItsCqsLogsNothing) {
+    rpma_test::LogCapture log;
+    CompletionSink sink;
+    ASSERT_NO_FATAL_FAILURE(sink.Create(GetDevice(), 4));
+    sink.cq.reset();
+    sink.channel.reset();
+    EXPECT_FALSE(log.Contains("completion channel")) << log.Text();
 }
 
 // A completion queue too small for what completes into it: as a verbs QP

@@ -109,6 +109,9 @@ struct CompletionSink {
     std::unique_ptr<provider::CompletionQueue> cq;
 
     void Create(provider::Device &device, int capacity) {
+        // The CQ before the channel it uses (as with verbs, the provider
+        // refuses to destroy a channel a CQ still uses).
+        cq.reset();
         ASSERT_EQ(device.CreateCompletionChannel(&channel), 0);
         ASSERT_EQ(device.CreateCq(capacity, channel.get(), &cq), 0);
     }
