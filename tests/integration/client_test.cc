@@ -201,7 +201,7 @@ class ClientTest : public ::testing::Test {
 };
 
 TEST_F(ClientTest, ReplicatesAndReadsBackIdenticalBytesFromEachReplica) {
-    StartThree();
+    ASSERT_NO_FATAL_FAILURE(StartThree());
     auto region = Open();
     ASSERT_NE(region, nullptr);
     EXPECT_EQ(region->size(), kRegionSize);
@@ -236,7 +236,7 @@ TEST_F(ClientTest, ReplicatesAndReadsBackIdenticalBytesFromEachReplica) {
 // failed at once and the call lost its quorum.) The region files are
 // allocated but never written beyond a few bytes, so this stays cheap.
 TEST_F(ClientTest, PersistAndBatchLongerThanTwoGiBSucceedOnEveryReplica) {
-    StartThree();
+    ASSERT_NO_FATAL_FAILURE(StartThree());
     constexpr uint64_t kLarge = uint64_t{3} << 30;
     OpenOptions options;
     options.create_size = kLarge;
@@ -259,14 +259,14 @@ TEST_F(ClientTest, PersistAndBatchLongerThanTwoGiBSucceedOnEveryReplica) {
 }
 
 TEST_F(ClientTest, OpenOfAMissingRegionWithoutCreateSizeIsNotFound) {
-    StartThree();
+    ASSERT_NO_FATAL_FAILURE(StartThree());
     auto region = Region::Open(Set(), "absent", {});
     ASSERT_FALSE(region.ok());
     EXPECT_EQ(region.status().code(), StatusCode::kNotFound) << region.status().ToString();
 }
 
 TEST_F(ClientTest, MixedApmAndGpspmReplicasAllGetTheBytes) {
-    StartThree({false, false, true});
+    ASSERT_NO_FATAL_FAILURE(StartThree({false, false, true}));
     auto region = Open();
     ASSERT_NE(region, nullptr);
     const auto infos = region->replicas();
@@ -286,7 +286,7 @@ TEST_F(ClientTest, MixedApmAndGpspmReplicasAllGetTheBytes) {
 }
 
 TEST_F(ClientTest, KilledReplicaWithQuorumTwoIsReportedWritesGoOnAndReaddResyncsIt) {
-    StartThree({false, true, false});
+    ASSERT_NO_FATAL_FAILURE(StartThree({false, true, false}));
     std::vector<client::Status> failures;
     OpenOptions options;
     options.quorum = 2;
@@ -355,7 +355,7 @@ TEST_F(ClientTest, KilledReplicaWithQuorumTwoIsReportedWritesGoOnAndReaddResyncs
 // two survivors, the replica is reported once, and every acknowledged write
 // is on both survivors.
 TEST_F(ClientTest, ReplicaKilledUnderAStreamOfAsyncWritesLosesNothingAcknowledged) {
-    StartThree({false, false, true});
+    ASSERT_NO_FATAL_FAILURE(StartThree({false, false, true}));
     std::mutex mu;
     std::vector<client::Status> failures;
     OpenOptions options;
@@ -397,7 +397,7 @@ TEST_F(ClientTest, ReplicaKilledUnderAStreamOfAsyncWritesLosesNothingAcknowledge
 }
 
 TEST_F(ClientTest, KilledReplicaWithQuorumThreeFailsTheOperationCleanly) {
-    StartThree();
+    ASSERT_NO_FATAL_FAILURE(StartThree());
     auto region = Open();  // quorum: all three
     ASSERT_NE(region, nullptr);
     const auto bytes = Pattern(kRecord, 5);
@@ -430,7 +430,7 @@ TEST_F(ClientTest, KilledReplicaWithQuorumThreeFailsTheOperationCleanly) {
 }
 
 TEST_F(ClientTest, CutNetworkIsDetectedWithinTheOperationTimeoutAndNothingAcknowledgedIsLost) {
-    StartThree({false, false, true});
+    ASSERT_NO_FATAL_FAILURE(StartThree({false, false, true}));
     // Replica 1 is reached through proxies, its control plane and (by the
     // set's data-plane override) its data plane.
     TcpProxy control(daemons_[1]->control_port()), data(daemons_[1]->data_port());
@@ -493,7 +493,7 @@ TEST_F(ClientTest, CutNetworkIsDetectedWithinTheOperationTimeoutAndNothingAcknow
 }
 
 TEST_F(ClientTest, AsyncOperationsCompleteInOrderAndLand) {
-    StartThree({false, true, false});
+    ASSERT_NO_FATAL_FAILURE(StartThree({false, true, false}));
     auto region = Open();
     ASSERT_NE(region, nullptr);
     std::vector<std::vector<std::byte>> chunks;
@@ -524,7 +524,7 @@ TEST_F(ClientTest, AsyncOperationsCompleteInOrderAndLand) {
 // once, synchronously and asynchronously: each thread's bytes land whole on
 // every replica.
 TEST_F(ClientTest, OneRegionUsedFromSeveralThreadsAtOnceKeepsEachThreadsBytes) {
-    StartThree({false, true, false});
+    ASSERT_NO_FATAL_FAILURE(StartThree({false, true, false}));
     auto region = Open();
     ASSERT_NE(region, nullptr);
     constexpr size_t kThreads = 4, kEach = 40;
@@ -581,7 +581,7 @@ TEST_F(ClientTest, OneRegionUsedFromSeveralThreadsAtOnceKeepsEachThreadsBytes) {
 }
 
 TEST_F(ClientTest, RegisteredBuffersGoWithoutCopyAndUnregister) {
-    StartThree();
+    ASSERT_NO_FATAL_FAILURE(StartThree());
     auto region = Open();
     ASSERT_NE(region, nullptr);
     auto buffer = Pattern(2 << 20, 11);
@@ -605,7 +605,7 @@ TEST_F(ClientTest, RegisteredBuffersGoWithoutCopyAndUnregister) {
 }
 
 TEST_F(ClientTest, CApiExampleReplicatesAFileAndVerifiesEachReplica) {
-    StartThree({false, true, false});
+    ASSERT_NO_FATAL_FAILURE(StartThree({false, true, false}));
     const std::string file = TempPath("input.bin");
     const auto bytes = Pattern(1234567, 42);
     std::ofstream(file, std::ios::binary)
