@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -89,9 +90,23 @@ std::unique_ptr<Process> Process::Start(const std::vector<std::string> &argv,
         command += (command.empty() ? "" : " ") + arg;
     }
     args.push_back(nullptr);
+    // A library preloaded into a sanitizer-built child (a fault-injecting
+    // shim) comes before the sanitizer's runtime, which the runtime refuses
+    // unless told that the order does not matter to it.
+    const bool preloads = std::any_of(extra_env.begin(), extra_env.end(), [](const std::string &v) {
+        return v.rfind("LD_PRELOAD=", 0) == 0;
+    });
+    const char *asan_options = getenv("ASAN_OPTIONS");
+    const std::string asan_env =
+        "ASAN_OPTIONS=" + (asan_options != nullptr ? std::string(asan_options) + ":" : "") +
+        "verify_asan_link_order=0";
     std::vector<char *> env;
-    for (char **var = environ; *var != nullptr; var++)
-        env.push_back(*var);
+    for (char **var = environ; *var != nullptr; var++) {
+        if (!(preloads && strncmp(*var, "ASAN_OPTIONS=", 13) == 0))
+            env.push_back(*var);
+    }
+    if (preloads)
+        env.push_back(const_cast<char *>(asan_env.c_str()));
     for (const std::string &var : extra_env)
         env.push_back(const_cast<char *>(var.c_str()));
     env.push_back(nullptr);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace rpma::testing {
 namespace {
@@ -325,6 +326,28 @@ int OpenFdCount(pid_t pid) {
         ++count;
     }
     return count;
+}
+
+int SettledFdCount(pid_t pid) {
+    constexpr int kStillReads = 5;  // 100 ms without a change
+    int last = OpenFdCount(pid);
+    int still = 0;
+    for (int i = 0; i < 500 && still < kStillReads; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const int now = OpenFdCount(pid);
+        still = now == last ? still + 1 : 0;
+        last = now;
+    }
+    return last;
+}
+
+int AwaitFdCount(pid_t pid, int expected) {
+    int now = OpenFdCount(pid);
+    for (int i = 0; i < 500 && now != expected; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        now = OpenFdCount(pid);
+    }
+    return now;
 }
 
 long ResidentKiB(pid_t pid) {

@@ -140,6 +140,14 @@ std::vector<std::byte> Pattern(size_t size, uint8_t seed);
 int OpenFdCount(pid_t pid);
 long ResidentKiB(pid_t pid);
 
+// The open file descriptors of a process at rest: the count once it held
+// still for a while (a closed connection's socket may outlive its count in
+// the daemon's statistics by a moment), or the last count after 10 s.
+int SettledFdCount(pid_t pid);
+// Waits (up to 10 s) for `pid` to hold exactly `expected` descriptors;
+// the last count seen.
+int AwaitFdCount(pid_t pid, int expected);
+
 }  // namespace rpma::testing
 
 #endif  // TESTS_INTEGRATION_RPMAD_HARNESS_H

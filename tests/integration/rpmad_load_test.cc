@@ -216,7 +216,7 @@ TEST_F(RpmadLoadTest, SixtyFourConcurrentClientsAllSucceedAndLeaveNothingBehind)
     // daemon's allocator and thread pools to what a round needs.
     ExpectAllSucceeded(RunClients(kClients, [&](int i) { return ClientRound(*rpmad_, i); }));
     ASSERT_TRUE(WaitIdle(*rpmad_));
-    const int fds = OpenFdCount(pid);
+    const int fds = SettledFdCount(pid);
     const long resident = ResidentKiB(pid);
     ASSERT_GT(fds, 0);
     ASSERT_GT(resident, 0);
@@ -226,7 +226,7 @@ TEST_F(RpmadLoadTest, SixtyFourConcurrentClientsAllSucceedAndLeaveNothingBehind)
         ASSERT_TRUE(WaitIdle(*rpmad_)) << "sessions or connections left after round " << round;
         // Every connection's sockets, event fds and completion channels are
         // closed once its session is gone: exactly the baseline again.
-        EXPECT_EQ(OpenFdCount(pid), fds) << "round " << round;
+        EXPECT_EQ(AwaitFdCount(pid, fds), fds) << "round " << round;
     }
     EXPECT_LE(ResidentKiB(pid), resident + kResidentGrowthKiB)
         << "baseline " << resident << " KiB after warm-up";
@@ -276,7 +276,7 @@ TEST_F(RpmadLoadTest, AClientKilledWithoutDisconnectingIsCleanedUpWhileOthersWor
     const pid_t pid = rpmad_->process().pid();
     ExpectAllSucceeded(RunClients(kRegions, [&](int i) { return ClientRound(*rpmad_, i); }));
     ASSERT_TRUE(WaitIdle(*rpmad_));
-    const int fds = OpenFdCount(pid);
+    const int fds = SettledFdCount(pid);
 
     std::string line;
     auto child = StartChild(RegionName(0), "idle", &line);
@@ -323,14 +323,14 @@ TEST_F(RpmadLoadTest, AClientKilledWithoutDisconnectingIsCleanedUpWhileOthersWor
     EXPECT_TRUE(std::equal(during.begin(), during.end(), read.begin() + kChunk));
     EXPECT_TRUE(survivor->Disconnect());
     ASSERT_TRUE(WaitIdle(*rpmad_));
-    EXPECT_EQ(OpenFdCount(pid), fds);
+    EXPECT_EQ(AwaitFdCount(pid, fds), fds);
 }
 
 TEST_F(RpmadLoadTest, AClientThatStopsReadingHoldsUpNoOtherClient) {
     const pid_t pid = rpmad_->process().pid();
     ExpectAllSucceeded(RunClients(kRegions, [&](int i) { return ClientRound(*rpmad_, i); }));
     ASSERT_TRUE(WaitIdle(*rpmad_));
-    const int fds = OpenFdCount(pid);
+    const int fds = SettledFdCount(pid);
 
     // The stalled client asked for several MiB and stopped itself: the
     // daemon's answers fill its socket (a receive buffer nobody reads does
@@ -354,7 +354,7 @@ TEST_F(RpmadLoadTest, AClientThatStopsReadingHoldsUpNoOtherClient) {
 
     child->Kill();
     ASSERT_TRUE(WaitIdle(*rpmad_)) << "the stalled client's session outlived it";
-    EXPECT_EQ(OpenFdCount(pid), fds);
+    EXPECT_EQ(AwaitFdCount(pid, fds), fds);
 }
 
 }  // namespace

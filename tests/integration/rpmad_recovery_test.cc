@@ -440,13 +440,6 @@ class CatalogSyncFailureTest : public RpmadRecoveryTest {
     void SetUp() override {
         RpmadRecoveryTest::SetUp();
         trigger_ = TempPath("fail-fsync-now");
-        // An ASan-built rpmad would refuse a library preloaded before its
-        // runtime; the shim does not need to come after it.
-        const char *asan = getenv("ASAN_OPTIONS");
-        setenv(
-            "ASAN_OPTIONS",
-            ((asan != nullptr ? std::string(asan) + ":" : "") + "verify_asan_link_order=0").c_str(),
-            1);
     }
 
     std::unique_ptr<Rpmad> StartFailable() {
