@@ -47,12 +47,38 @@ struct rpma_client_options {
 int rpma_client_region_open(const char *const *addresses, size_t count, const char *name,
                             const struct rpma_client_options *opts,
                             struct rpma_client_region **region);
+
+/* Flags of rpma_client_region_open_flags (OpenOptions in region.h). */
+/* A reader: records nothing, reads in-sync replicas only, writes refused. */
+#define RPMA_CLIENT_OPEN_READ_ONLY 0x1u
+/* Open though fewer than a majority of the replicas answered, or their
+ * replica-set records disagree: a stale replica may then be taken as in
+ * sync. Only when no other writer exists. */
+#define RPMA_CLIENT_OPEN_FORCE 0x2u
+/* Open though a member is being repaired, to take the repair over. */
+#define RPMA_CLIENT_OPEN_REPAIR_TAKEOVER 0x4u
+
+/* rpma_client_region_open with RPMA_CLIENT_OPEN_* flags (0: the same). */
+int rpma_client_region_open_flags(const char *const *addresses, size_t count, const char *name,
+                                  const struct rpma_client_options *opts, unsigned flags,
+                                  struct rpma_client_region **region);
 /* Disconnects and frees; NULL is allowed. */
 void rpma_client_region_close(struct rpma_client_region *region);
 
 uint64_t rpma_client_region_size(const struct rpma_client_region *region);
-/* 1 when replica `index` is live, 0 when failed or resyncing. */
+/* 1 when replica `index` is live (in sync), 0 otherwise. */
 int rpma_client_replica_live(const struct rpma_client_region *region, size_t index);
+
+/* Replica states (ReplicaState in region.h). */
+#define RPMA_CLIENT_REPLICA_LIVE 0      /* in sync: counted, read */
+#define RPMA_CLIENT_REPLICA_FAILED 1    /* failed while open; recorded stale */
+#define RPMA_CLIENT_REPLICA_REPAIRING 2 /* being repaired by this handle */
+#define RPMA_CLIENT_REPLICA_STALE 3     /* not in sync at open: repair it */
+/* The state of replica `index`, or RPMA_CLIENT_E_INVAL. */
+int rpma_client_replica_state(const struct rpma_client_region *region, size_t index);
+/* The replica-set generation the handle holds (0: read-only, or daemons
+ * that keep no record). */
+uint64_t rpma_client_region_generation(const struct rpma_client_region *region);
 
 int rpma_client_write(struct rpma_client_region *region, uint64_t offset, const void *buf,
                       size_t len);
@@ -61,7 +87,8 @@ int rpma_client_write_persist(struct rpma_client_region *region, uint64_t offset
                               size_t len);
 int rpma_client_read(struct rpma_client_region *region, size_t replica, uint64_t offset, void *buf,
                      size_t len);
-/* Re-adds failed replica `index` (see Region::Readd); new_address may be NULL. */
+/* Repairs failed or stale replica `index` (see Region::Readd); new_address
+ * may be NULL. */
 int rpma_client_readd(struct rpma_client_region *region, size_t index, const char *new_address);
 
 /* The calling thread's last error message ("" after a success). */

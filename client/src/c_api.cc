@@ -64,8 +64,17 @@ extern "C" {
 int rpma_client_region_open(const char *const *addresses, size_t count, const char *name,
                             const struct rpma_client_options *opts,
                             struct rpma_client_region **region) {
+    return rpma_client_region_open_flags(addresses, count, name, opts, 0, region);
+}
+
+int rpma_client_region_open_flags(const char *const *addresses, size_t count, const char *name,
+                                  const struct rpma_client_options *opts, unsigned flags,
+                                  struct rpma_client_region **region) {
     if (addresses == nullptr || name == nullptr || region == nullptr)
         return Invalid("rpma_client_region_open: addresses, name and region must not be NULL");
+    if ((flags & ~(RPMA_CLIENT_OPEN_READ_ONLY | RPMA_CLIENT_OPEN_FORCE |
+                   RPMA_CLIENT_OPEN_REPAIR_TAKEOVER)) != 0)
+        return Invalid("rpma_client_region_open_flags: unknown flags");
     rpma::client::ReplicaSet set;
     for (size_t i = 0; i < count; ++i) {
         if (addresses[i] == nullptr)
@@ -83,6 +92,9 @@ int rpma_client_region_open(const char *const *addresses, size_t count, const ch
         if (opts->ca_file != nullptr)
             set.options.ca_file = opts->ca_file;
     }
+    options.read_only = (flags & RPMA_CLIENT_OPEN_READ_ONLY) != 0;
+    options.force = (flags & RPMA_CLIENT_OPEN_FORCE) != 0;
+    options.repair_takeover = (flags & RPMA_CLIENT_OPEN_REPAIR_TAKEOVER) != 0;
     auto opened = Region::Open(set, name, options);
     if (!opened.ok())
         return Report(opened.status());
@@ -103,6 +115,29 @@ int rpma_client_replica_live(const struct rpma_client_region *region, size_t ind
         return 0;
     const auto infos = region->region->replicas();
     return index < infos.size() && infos[index].state == rpma::client::ReplicaState::kLive;
+}
+
+int rpma_client_replica_state(const struct rpma_client_region *region, size_t index) {
+    if (region == nullptr)
+        return Invalid("rpma_client_replica_state: NULL region");
+    const auto infos = region->region->replicas();
+    if (index >= infos.size())
+        return Invalid("rpma_client_replica_state: no such replica");
+    switch (infos[index].state) {
+        case rpma::client::ReplicaState::kLive:
+            return RPMA_CLIENT_REPLICA_LIVE;
+        case rpma::client::ReplicaState::kFailed:
+            return RPMA_CLIENT_REPLICA_FAILED;
+        case rpma::client::ReplicaState::kRepairing:
+            return RPMA_CLIENT_REPLICA_REPAIRING;
+        case rpma::client::ReplicaState::kStale:
+            return RPMA_CLIENT_REPLICA_STALE;
+    }
+    return RPMA_CLIENT_REPLICA_STALE;
+}
+
+uint64_t rpma_client_region_generation(const struct rpma_client_region *region) {
+    return region ? region->region->generation() : 0;
 }
 
 int rpma_client_write(struct rpma_client_region *region, uint64_t offset, const void *buf,

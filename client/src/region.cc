@@ -109,7 +109,8 @@ std::vector<ReplicaInfo> Region::Impl::Infos() const {
     std::lock_guard lock(mu_);
     std::vector<ReplicaInfo> infos;
     for (const Member &m : members_)
-        infos.push_back({m.address, m.state, m.replica && m.replica->gpspm(), m.error});
+        infos.push_back({m.address, m.state, m.replica && m.replica->gpspm(), m.error, m.daemon_id,
+                         m.stale_since});
     return infos;
 }
 
@@ -659,9 +660,19 @@ Status Region::RegisterBuffer(std::span<std::byte> bytes) {
 Status Region::UnregisterBuffer(std::span<std::byte> bytes) {
     return impl_->UnregisterBuffer(bytes);
 }
+uint64_t Region::generation() const {
+    return impl_->generation();
+}
+Status Region::Repair(size_t replica, const RepairOptions &options) {
+    return impl_->Repair(replica, options);
+}
 Status Region::Readd(size_t replica, const ProgressCallback &progress,
                      const std::string &new_address) {
-    return impl_->Readd(replica, progress, new_address);
+    RepairOptions options;
+    if (progress)
+        options.progress = [progress](const RepairProgress &p) { progress(p.compared, p.total); };
+    options.new_address = new_address;
+    return impl_->Repair(replica, options);
 }
 
 }  // namespace rpma::client

@@ -112,6 +112,10 @@ class Region::Impl {
         // daemon has not been seen to reach: until it has, the daemon may
         // still apply that connection's queued writes, over a resync's copy.
         std::string draining_session;
+        // Its daemon's identity (as reached), and the generation that first
+        // excluded it from the in-sync members (0 while in sync).
+        std::string daemon_id;
+        uint64_t stale_since = 0;
     };
     // An operation the quorum acknowledged, and the seq that confirms it.
     struct Acknowledged {
@@ -157,6 +161,18 @@ class Region::Impl {
     Status RegisterBuffer(std::span<std::byte> bytes);
     Status UnregisterBuffer(std::span<std::byte> bytes);
     Status Readd(size_t index, const ProgressCallback &progress, const std::string &new_address);
+    Status Repair(size_t index, const RepairOptions &options) {
+        ProgressCallback progress;
+        if (options.progress)
+            progress = [&options](uint64_t done, uint64_t total) {
+                options.progress({done, done, total});
+            };
+        return Readd(index, progress, options.new_address);
+    }
+    uint64_t generation() const {
+        std::lock_guard lock(mu_);
+        return generation_;
+    }
     // Waits, up to operation_timeout, until the daemon behind `control` no
     // longer has session `session_id` (Readd's barrier).
     Status AwaitSessionEnd(ControlPlane &control, const std::string &session_id) const;
@@ -250,6 +266,7 @@ class Region::Impl {
     const OpenOptions options_;
     size_t quorum_ = 0;
     uint64_t size_ = 0;
+    uint64_t generation_ = 0;
 
     mutable std::mutex mu_;  // every operation, start to end
     // The staging ring: kSlots slots of kSlotSize in staging_memory_, from

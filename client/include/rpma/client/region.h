@@ -44,8 +44,49 @@
 // then on; reading from it fails with kFailedPrecondition until Readd.
 // An operation never counts a replica that did not confirm it. With fewer
 // live replicas than the quorum an operation fails with kQuorumLost. Readd
-// brings a failed replica back: a new session, the whole region copied from
-// a live replica, and only then does it count again.
+// (Repair) brings a failed or stale replica back: its extents compared with
+// a live replica's, those that differ copied, and only then does it count
+// again.
+//
+// Replica sets (client/REPLICA_SETS.md). Every member's rpmad keeps the
+// region's replica-set record: a generation and, per member, its daemon's
+// identity and whether it holds every acknowledged write (IN_SYNC), missed
+// some (STALE, since a generation) or is being repaired (REPAIRING).
+//  - Open reads every replica's record (in parallel, within
+//    operation_timeout) and trusts the newest only when it reached a
+//    majority of the replicas (else kUnavailable, unless
+//    OpenOptions::force). A replica is in sync only when the newest record
+//    says so for the daemon that answered at its address and that daemon
+//    holds the newest record itself; every other one is kStale in
+//    replicas(): no session, never read, never counted, written to only
+//    once repaired. A writer whose view differs from the record (a member
+//    not reached, one behind) records it (generation + 1) before it opens
+//    its sessions, which carry the generation (a newer record fences them).
+//    Open fails with kQuorumLost when fewer in-sync replicas than the
+//    quorum are reachable, naming the stale ones and since when ("repair
+//    with `rpmactl region repair NAME`"); a writer's open that finds a
+//    member being repaired fails with kUnavailable unless it takes the
+//    repair over (OpenOptions::repair_takeover) or forces.
+//  - Shrink before you skip. When a replica that is in sync in the record
+//    is marked failed, the Region records it STALE (generation + 1) on the
+//    live replicas before it acknowledges any operation again, the one that
+//    found the failure included. The record counts once every in-sync
+//    member of the new record and a majority of all members accepted it;
+//    if fewer did, that operation and the next ones fail with kQuorumLost
+//    ("recording ...: 1 of 2 needed accepted"). If another writer changed
+//    the record meanwhile (its compare-and-set won), this Region is fenced:
+//    that operation and every later one fail with kFailedPrecondition
+//    ("the replica set changed under this Region ...: open it again").
+//    Nothing is recorded while every replica works: the data path only
+//    tests a flag.
+//  - Small sets. A change needs a majority of the members, so a set of 2
+//    cannot drop a member (its operations fail with kQuorumLost when one
+//    fails, whatever the quorum) and a set of 3 goes on without one member
+//    but not without two. Use three replicas to survive a failure.
+//  - Daemons older than the record (GetReplicaSet UNIMPLEMENTED on every
+//    replica reached): the Region works as before, recording nothing
+//    (generation() 0). A set that mixes them with newer ones is refused
+//    (kFailedPrecondition: upgrade every daemon).
 //
 // Buffers. Unregistered buffers are copied into a registered staging ring
 // (8 slots of 1 MiB, registered once per replica at Open); nothing is
@@ -109,19 +150,50 @@ struct OpenOptions {
     // thread that detected it, under the Region's mutex: do not call the
     // Region from it.
     std::function<void(const Status &)> on_failure;
+    // A reader: records nothing, opens its sessions under generation 0 (a
+    // writer's record change never fences them), reads only from replicas
+    // in sync, and refuses every write and persist (kFailedPrecondition).
+    // Still needs a majority reached to trust the record (or force).
+    bool read_only = false;
+    // Opens although fewer than a majority of the replicas answered, or
+    // their records have different set ids: the newest record among those
+    // reached is taken as it is. The risk: the newest record may be on a
+    // replica not reached, so a stale replica may be read, and written, as
+    // in sync, and another writer may be writing the set meanwhile. A
+    // writer's forced open records what it sees (the members not reached
+    // STALE) and marks members left REPAIRING stale again. For a person who
+    // knows that no other writer exists.
+    bool force = false;
+    // A writer's open that finds a member REPAIRING (a repair that died, or
+    // one still running elsewhere) opens anyway, the member kStale, so that
+    // Readd/Repair takes the repair over (`rpmactl region repair`): its
+    // first record fences the other repairer's sessions.
+    bool repair_takeover = false;
 };
 
 enum class ReplicaState {
-    kLive,       // counts toward the quorum
-    kFailed,     // excluded; Readd brings it back
-    kResyncing,  // being copied by Readd: receives writes, does not count yet
+    kLive,       // in sync: counts toward the quorum, serves reads
+    kFailed,     // marked failed by this Region (recorded STALE); Readd repairs it
+    kResyncing,  // being repaired by this Region's Readd: receives writes,
+                 // does not count yet (REPAIRING in the record)
+    kStale,      // not in sync when the Region opened (the record says STALE or
+                 // REPAIRING, or another daemon answers at its address, or it
+                 // was not reached): no session, never read or counted; Readd
+                 // repairs it
+    kRepairing = kResyncing,
 };
 
 struct ReplicaInfo {
     std::string address;
     ReplicaState state = ReplicaState::kLive;
     bool gpspm = false;  // how it persists (false: APM)
-    Status error;        // why it failed (ok while it has not)
+    Status error;        // why it failed or is stale (ok while in sync)
+    // The identity of the daemon that answered at `address` (32 hex
+    // digits; "" when not reached or the daemon predates identities).
+    std::string daemon_id;
+    // The record generation that first excluded it (kStale, kFailed once
+    // recorded, kRepairing); 0 while in sync.
+    uint64_t stale_since = 0;
 };
 
 // Several writes made durable by one persist: Region::Commit posts every
@@ -145,20 +217,44 @@ class Batch {
     std::vector<Entry> writes_;
 };
 
-// Readd's progress: bytes copied so far out of the region's size.
+// Readd's progress: bytes compared so far out of the region's size.
 using ProgressCallback = std::function<void(uint64_t copied, uint64_t total)>;
+
+// A repair's progress: of the region's `total` bytes, `compared` were
+// checksummed on both sides so far and `copied` of them differed and were
+// copied.
+struct RepairProgress {
+    uint64_t compared = 0;
+    uint64_t copied = 0;
+    uint64_t total = 0;
+};
+
+struct RepairOptions {
+    // Called after each extent window is compared and its differing
+    // extents copied (on the calling thread, without the Region's mutex).
+    std::function<void(const RepairProgress &)> progress;
+    // Where the replica's daemon listens now, when not where it was.
+    std::string new_address;
+};
 
 class Region {
   public:
     // Connects to every replica: creates the region where missing (when
-    // options.create_size > 0), opens a session and connects its data plane
-    // with the session's token. A replica that cannot be reached or opened
-    // is marked failed (and reported) as long as the others meet the
-    // quorum; otherwise Open fails with every replica's error. Errors:
-    // kInvalidArgument (no addresses, quorum larger than the set, a bad
-    // TLS file), kNotFound (missing region and create_size 0),
-    // kAlreadyExists (exists with another size), kQuorumLost, and the
-    // daemons' own errors (kUnavailable: "unreachable: <address>: ...").
+    // options.create_size > 0), reads the replica-set records (see Replica
+    // sets above) and records the writer's view when it differs, opens a
+    // session on each in-sync replica (under the record's generation) and
+    // connects its data plane with the session's token. A replica that
+    // cannot be reached or opened is marked failed (and reported) as long as
+    // the others meet the quorum; otherwise Open fails with every replica's
+    // error. Errors: kInvalidArgument (no addresses, quorum larger than the
+    // set, a bad TLS file), kNotFound (missing region and create_size 0),
+    // kAlreadyExists (exists with another size), kQuorumLost (fewer in-sync
+    // replicas than the quorum: which are stale since when, and "repair
+    // with `rpmactl region repair NAME`"), kUnavailable (fewer than a
+    // majority reached, records of different set ids, a member being
+    // repaired: see force and repair_takeover; "unreachable: <address>:
+    // ..."), kFailedPrecondition (the record changed under the open: open
+    // again), and the daemons' own errors.
     static Result<std::unique_ptr<Region>> Open(const ReplicaSet &replicas, const std::string &name,
                                                 const OpenOptions &options = {});
     // Waits for what is in flight (bounded by operation_timeout) and
@@ -169,12 +265,20 @@ class Region {
 
     const std::string &name() const { return name_; }
     uint64_t size() const { return size_; }
+    // The replica-set generation this Region holds (its sessions' and its
+    // record changes' base): it grows when the Region records a failed
+    // replica stale or repairs one. 0 for a read-only Region and for
+    // daemons without records.
+    uint64_t generation() const;
     // Each replica's state, in ReplicaSet order.
     std::vector<ReplicaInfo> replicas() const;
 
     // Every operation checks [offset, offset + length) against size()
     // (kInvalidArgument) and fails with kQuorumLost when fewer than the
-    // quorum are live, before and after it posted.
+    // quorum are live, before and after it posted, or when a replica it
+    // found failed could not be recorded stale; with kFailedPrecondition
+    // once the Region is fenced (another writer changed the record) or,
+    // for writes and persists, when it is read_only.
     //
     // The bytes land on the replicas (not yet durable).
     Status Write(uint64_t offset, std::span<const std::byte> bytes);
@@ -184,8 +288,10 @@ class Region {
     Status WritePersist(uint64_t offset, std::span<const std::byte> bytes);
     // The batch's writes, then one persist of the range they span.
     Status Commit(const Batch &batch);
-    // Reads from one replica (its index in the ReplicaSet), which must not
-    // be failed.
+    // Reads from one replica (its index in the ReplicaSet), which must be
+    // in sync (kLive): a stale or repairing one fails with
+    // kFailedPrecondition ("replica 2 is stale (missed writes since
+    // generation 4): read another or repair it").
     Status Read(uint64_t offset, std::span<std::byte> out, size_t replica);
 
     std::future<Status> WriteAsync(uint64_t offset, std::span<const std::byte> bytes);
@@ -208,24 +314,36 @@ class Region {
     // then deregisters it. kNotFound when it was not registered.
     Status UnregisterBuffer(std::span<std::byte> bytes);
 
-    // Brings failed replica `replica` back. First it waits (up to
-    // operation_timeout) until the replica's daemon has ended its previous
-    // session: the writes that connection had queued (a stopped or slow
-    // daemon works through them after it failed) are applied by then, and
-    // none lands over the copy; a restarted daemon has no such session.
-    // Then a new session (creating the region if the daemon lost it), and
-    // the whole region is copied from a live replica in 1 MiB chunks (read,
-    // write, persist), `progress` called after each; writes made meanwhile
-    // go to it too. Only when the copy is durable does it count toward the
-    // quorum again. Errors: kInvalidArgument (index out of range, replica
-    // not failed), the daemon's errors, kDeadlineExceeded (the daemon still
-    // has the previous session: Readd again once it runs and has closed
-    // it), kDataPlane (the copy failed; the replica stays failed),
-    // kQuorumLost (no live replica to copy from). `new_address`, when not
-    // empty, is where the replica's daemon listens now (restarted on
-    // another port or host); replicas() shows it from then on. Either way
-    // the control plane gets a new channel, so a daemon restarted on its
-    // old address is reached at once.
+    // Repairs replica `replica` (kFailed, kStale, or kRepairing left by a
+    // repair that died) and brings it back (REPLICA_SETS.md rule 6):
+    //  1. waits (up to operation_timeout) until the replica's daemon has
+    //     ended this Region's previous session on it, if any: the writes
+    //     that connection had queued are applied by then, and none lands
+    //     over the copy (kDeadlineExceeded: Readd again once the daemon
+    //     runs and has closed it);
+    //  2. records it REPAIRING (generation + 1: every other writer's
+    //     sessions are fenced), opens a session on it under that
+    //     generation (creating the region if the daemon lost it); from
+    //     then on this Region's writes go to it too;
+    //  3. compares the region's 1 MiB extents (checksums, ChecksumRegion) on
+    //     a live replica and on it, window by window, and copies only those
+    //     that differ (read, write, persist; a write of this Region to an
+    //     extent lands either before its copy, and is copied, or after it,
+    //     behind the copy), reporting progress (the callback, and to the
+    //     replica's daemon about once a second);
+    //  4. records it IN_SYNC (generation + 1), and only then counts it.
+    // A repair that fails leaves the member REPAIRING (kFailed here) and
+    // may be run again: it copies only what still differs. Errors:
+    // kInvalidArgument (index out of range, replica in sync), the
+    // daemon's errors, kDeadlineExceeded, kDataPlane (the copy failed),
+    // kQuorumLost (no live replica to copy from, or a record not accepted
+    // by enough), kFailedPrecondition (fenced). The control plane gets a
+    // new channel, so a daemon restarted on its old address is reached at
+    // once.
+    Status Repair(size_t replica, const RepairOptions &options = {});
+    // Repair with `progress` told (bytes compared, region size) and
+    // `new_address`, when not empty, where the replica's daemon listens now
+    // (restarted on another port or host); replicas() shows it from then on.
     Status Readd(size_t replica, const ProgressCallback &progress = nullptr,
                  const std::string &new_address = "");
 
