@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -13,7 +14,9 @@ namespace rpmad {
 namespace {
 
 constexpr char kMagic[8] = {'R', 'P', 'M', 'A', 'D', 'C', 'A', 'T'};
-constexpr uint32_t kFormatVersion = 1;
+// Version 1: no replica-set records; version 2 adds one per entry.
+constexpr uint32_t kFormatVersion1 = 1;
+constexpr uint32_t kFormatVersion = 2;
 constexpr size_t kHeaderSize = sizeof(kMagic) + 4 + 4 + 8;
 constexpr size_t kChecksumSize = 4;
 
@@ -48,8 +51,9 @@ class Reader {
         return value;
     }
 
-    std::string String() {
-        size_t length = Fixed(2);
+    // A u16 length and the bytes (`length_bytes` 4: a u32 length).
+    std::string String(int length_bytes = 2) {
+        size_t length = Fixed(length_bytes);
         if (rest_.size() < length) {
             ok_ = false;
             rest_ = {};
@@ -104,8 +108,11 @@ Status PromoteInterruptedCommit(const std::string &pool_dir) {
 }  // namespace
 
 std::string EncodeCatalog(const Catalog &catalog) {
+    const bool records = std::any_of(catalog.entries.begin(), catalog.entries.end(),
+                                     [](const CatalogEntry &e) { return !e.replica_set.empty(); });
+    const uint32_t version = records ? kFormatVersion : kFormatVersion1;
     std::string out(kMagic, sizeof(kMagic));
-    PutFixed(&out, kFormatVersion, 4);
+    PutFixed(&out, version, 4);
     PutFixed(&out, catalog.entries.size(), 4);
     PutFixed(&out, catalog.generation, 8);
     for (const CatalogEntry &entry : catalog.entries) {
@@ -114,6 +121,10 @@ std::string EncodeCatalog(const Catalog &catalog) {
         PutFixed(&out, entry.size, 8);
         PutFixed(&out, entry.id, 8);
         PutFixed(&out, static_cast<uint64_t>(entry.created_unix), 8);
+        if (version >= kFormatVersion) {
+            PutFixed(&out, entry.replica_set.size(), 4);
+            out.append(entry.replica_set);
+        }
     }
     PutFixed(&out, Crc32c(out), 4);
     return out;
@@ -138,10 +149,11 @@ StatusOr<Catalog> DecodeCatalog(std::string_view bytes) {
     }
     Reader reader(body.substr(sizeof(kMagic)));
     uint32_t version = static_cast<uint32_t>(reader.Fixed(4));
-    if (version != kFormatVersion) {
+    if (version != kFormatVersion1 && version != kFormatVersion) {
         return Damaged("catalog format version " + std::to_string(version) +
-                       " is not supported (this rpmad reads version " +
-                       std::to_string(kFormatVersion) + ")");
+                       " is not supported (this rpmad reads versions " +
+                       std::to_string(kFormatVersion1) + " and " + std::to_string(kFormatVersion) +
+                       ")");
     }
     uint32_t count = static_cast<uint32_t>(reader.Fixed(4));
     Catalog catalog;
@@ -153,6 +165,15 @@ StatusOr<Catalog> DecodeCatalog(std::string_view bytes) {
         entry.size = reader.Fixed(8);
         entry.id = reader.Fixed(8);
         entry.created_unix = static_cast<int64_t>(reader.Fixed(8));
+        if (version >= kFormatVersion) {
+            entry.replica_set = reader.String(4);
+            if (entry.replica_set.size() > kMaxReplicaSetRecordBytes) {
+                return Damaged("record " + std::to_string(catalog.entries.size()) +
+                               " holds a replica-set record of " +
+                               std::to_string(entry.replica_set.size()) + " bytes, more than " +
+                               std::to_string(kMaxReplicaSetRecordBytes));
+            }
+        }
         catalog.entries.push_back(std::move(entry));
     }
     if (!reader.ok()) {

@@ -8,11 +8,15 @@
 // commit or of a recovery leaves a catalog to start from.
 //
 // File format, little-endian:
-//   magic "RPMADCAT" (8 bytes), format version u32 (1), record count u32,
-//   generation u64, then per record:
+//   magic "RPMADCAT" (8 bytes), format version u32 (1 or 2), record count
+//   u32, generation u64, then per record:
 //   name length u16, name, file name length u16, file name, size u64,
-//   id u64, creation time i64 (Unix seconds);
+//   id u64, creation time i64 (Unix seconds),
+//   version 2 only: replica-set record length u32, record;
 //   and last a CRC-32C u32 of every byte before it.
+// Version 2 is written only while some region has a replica-set record, so
+// a pool that never recorded one can still go back to an rpmad that reads
+// version 1 only; both versions are read.
 #ifndef DAEMON_CATALOG_H
 #define DAEMON_CATALOG_H
 
@@ -29,6 +33,9 @@ namespace rpmad {
 inline constexpr char kCatalogFileName[] = "catalog";
 inline constexpr char kPreviousCatalogFileName[] = "catalog.prev";
 inline constexpr char kDamagedCatalogFileName[] = "catalog.damaged";
+// The largest replica-set record an entry holds; bigger ones are refused
+// before they reach the catalog (SetReplicaSet) and are damage in a file.
+inline constexpr size_t kMaxReplicaSetRecordBytes = 64 * 1024;
 
 struct CatalogEntry {
     std::string name;
@@ -36,6 +43,9 @@ struct CatalogEntry {
     uint64_t id = 0;
     int64_t created_unix = 0;
     std::string file_name;  // inside <pool_dir>/regions
+    // The region's replica-set record (rpmad.v1.ReplicaSetRecord, serialized;
+    // the catalog does not look inside), empty when none was recorded.
+    std::string replica_set;
 
     bool operator==(const CatalogEntry &) const = default;
 };
@@ -50,7 +60,8 @@ struct Catalog {
 std::string EncodeCatalog(const Catalog &catalog);
 
 // FAILED_PRECONDITION saying what is wrong (short, bad magic, unknown
-// version, checksum mismatch, a record cut short, bytes left over).
+// version, checksum mismatch, a record cut short or too large, bytes left
+// over).
 StatusOr<Catalog> DecodeCatalog(std::string_view bytes);
 
 struct LoadedCatalog {

@@ -12,6 +12,7 @@
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
 
+#include "daemon/checksum.h"
 #include "daemon/log.h"
 #include "daemon/peer_log_limit.h"
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
@@ -43,7 +44,7 @@ v1::Persistence ToProto(Persistence persistence) {
     return v1::PERSISTENCE_UNSPECIFIED;
 }
 
-void ToProto(const RegionView &view, v1::Region *out) {
+void ToProto(const RegionView &view, const std::string &daemon_id, v1::Region *out) {
     out->set_name(view.info.name);
     out->set_size(view.info.size);
     out->set_id(view.info.id);
@@ -60,6 +61,10 @@ void ToProto(const RegionView &view, v1::Region *out) {
     out->set_remote_flushes(view.traffic.persistent_flushes);
     out->set_bytes_persisted(view.traffic.bytes_persisted);
     out->set_data_plane_counters_available(view.traffic_counted);
+    *out->mutable_replica_set() = view.replica_set;
+    out->set_daemon_id(daemon_id);
+    if (view.repair_progress)
+        *out->mutable_repair_progress() = *view.repair_progress;
 }
 
 std::string AsString(std::span<const std::byte> bytes) {
@@ -138,18 +143,20 @@ class Callers {
 
     // Who opens a session: with sessions.client_tokens_file, the client
     // whose token it sends (or the admin); else the identity of its TLS
-    // client certificate, else its address.
-    grpc::Status Opener(grpc::ServerContext *context, Requester *who) {
+    // client certificate, else its address. The replica-set calls of a
+    // region's writers (`call`) need the same.
+    grpc::Status Opener(grpc::ServerContext *context, const char *call, Requester *who) {
         const Config &config = daemon_.config();
         who->address = PeerHost(context->peer());
         if (!config.client_tokens.empty()) {
             const auto bearer = BearerOf(context);
             if (!bearer)
                 return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                                    "OpenSession needs a client token (rpmad's "
-                                    "sessions.client_tokens_file): send it as the metadata "
-                                    "'authorization: Bearer <token>' (rpmactl "
-                                    "--client-token-file)");
+                                    std::string(call) +
+                                        " needs a client token (rpmad's "
+                                        "sessions.client_tokens_file): send it as the metadata "
+                                        "'authorization: Bearer <token>' (rpmactl "
+                                        "--client-token-file)");
             // Every token is compared, so the time taken says nothing of which matched.
             const ClientToken *client = nullptr;
             for (const ClientToken &candidate : config.client_tokens)
@@ -160,9 +167,9 @@ class Callers {
             } else if (!config.admin_token.empty() && TokensEqual(*bearer, config.admin_token)) {
                 who->identity = "admin";
             } else {
-                Refused(context, "OpenSession refused: wrong client token");
+                Refused(context, std::string(call) + " refused: wrong client token");
                 return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                                    "OpenSession refused: the client token is wrong");
+                                    std::string(call) + " refused: the client token is wrong");
             }
             return grpc::Status::OK;
         }
@@ -197,7 +204,7 @@ class RegionService final : public v1::RegionService::Service {
         auto view = daemon_.CreateRegion(request->name(), request->size());
         if (!view.ok())
             return ToGrpc(view.status());
-        ToProto(*view, response);
+        ToProto(*view, daemon_.daemon_id(), response);
         return grpc::Status::OK;
     }
 
@@ -206,14 +213,14 @@ class RegionService final : public v1::RegionService::Service {
         auto view = daemon_.GetRegion(request->name());
         if (!view.ok())
             return ToGrpc(view.status());
-        ToProto(*view, response);
+        ToProto(*view, daemon_.daemon_id(), response);
         return grpc::Status::OK;
     }
 
     grpc::Status ListRegions(grpc::ServerContext *, const v1::ListRegionsRequest *,
                              v1::ListRegionsResponse *response) override {
         for (const auto &view : daemon_.ListRegions())
-            ToProto(view, response->add_regions());
+            ToProto(view, daemon_.daemon_id(), response->add_regions());
         return grpc::Status::OK;
     }
 
@@ -226,6 +233,75 @@ class RegionService final : public v1::RegionService::Service {
         if (!closed.ok())
             return ToGrpc(closed.status());
         response->set_closed_sessions(static_cast<uint32_t>(*closed));
+        return grpc::Status::OK;
+    }
+
+    // The replica-set calls are a writer's (and rpmactl's), so they need
+    // what OpenSession needs.
+    grpc::Status GetReplicaSet(grpc::ServerContext *context,
+                               const v1::GetReplicaSetRequest *request,
+                               v1::ReplicaSetView *response) override {
+        Requester who;
+        if (auto allowed = callers_.Opener(context, "GetReplicaSet", &who); !allowed.ok())
+            return allowed;
+        auto held = daemon_.GetReplicaSet(request->region());
+        if (!held.ok())
+            return ToGrpc(held.status());
+        *response->mutable_record() = std::move(held->first);
+        response->set_daemon_id(daemon_.daemon_id());
+        response->set_region_id(held->second);
+        return grpc::Status::OK;
+    }
+
+    grpc::Status SetReplicaSet(grpc::ServerContext *context,
+                               const v1::SetReplicaSetRequest *request,
+                               v1::SetReplicaSetResponse *response) override {
+        Trace(context, "SetReplicaSet",
+              request->region() + ", " + std::to_string(request->expected_generation()) + " -> " +
+                  std::to_string(request->record().generation()));
+        Requester who;
+        if (auto allowed = callers_.Opener(context, "SetReplicaSet", &who); !allowed.ok())
+            return allowed;
+        const std::vector<std::string> keep(request->keep_session_ids().begin(),
+                                            request->keep_session_ids().end());
+        auto change = daemon_.SetReplicaSet(request->region(), request->expected_generation(),
+                                            request->record(), keep);
+        if (!change.ok())
+            return ToGrpc(change.status());
+        response->set_applied(change->applied);
+        *response->mutable_current() = std::move(change->current);
+        response->set_fenced_sessions(static_cast<uint32_t>(change->fenced_sessions));
+        response->set_daemon_id(daemon_.daemon_id());
+        return grpc::Status::OK;
+    }
+
+    grpc::Status ChecksumRegion(grpc::ServerContext *context,
+                                const v1::ChecksumRegionRequest *request,
+                                v1::ChecksumRegionResponse *response) override {
+        Requester who;
+        if (auto allowed = callers_.Opener(context, "ChecksumRegion", &who); !allowed.ok())
+            return allowed;
+        auto checksums = daemon_.ChecksumRegion(request->region(), request->offset(),
+                                                request->length(), request->extent_size());
+        if (!checksums.ok())
+            return ToGrpc(checksums.status());
+        response->set_offset(request->offset());
+        response->set_extent_size(request->extent_size());
+        response->set_checksums(std::move(*checksums));
+        response->set_algorithm(kChecksumAlgorithm);
+        return grpc::Status::OK;
+    }
+
+    grpc::Status ReportRepairProgress(grpc::ServerContext *context,
+                                      const v1::RepairProgress *request,
+                                      v1::RepairProgress *response) override {
+        Requester who;
+        if (auto allowed = callers_.Opener(context, "ReportRepairProgress", &who); !allowed.ok())
+            return allowed;
+        auto kept = daemon_.ReportRepairProgress(*request);
+        if (!kept.ok())
+            return ToGrpc(kept.status());
+        *response = std::move(*kept);
         return grpc::Status::OK;
     }
 
@@ -242,9 +318,9 @@ class SessionService final : public v1::SessionService::Service {
                              v1::OpenSessionResponse *response) override {
         Trace(context, "OpenSession", request->region());
         Requester who;
-        if (auto allowed = callers_.Opener(context, &who); !allowed.ok())
+        if (auto allowed = callers_.Opener(context, "OpenSession", &who); !allowed.ok())
             return allowed;
-        auto offer = daemon_.OpenSession(request->region(), who);
+        auto offer = daemon_.OpenSession(request->region(), who, request->replica_set_generation());
         if (!offer.ok())
             return ToGrpc(offer.status());
         response->set_session_id(wire::SessionIdString(offer->grant.token.session_id));
@@ -259,6 +335,7 @@ class SessionService final : public v1::SessionService::Service {
         response->set_region_size(offer->region_size);
         response->set_token_expires_unix_seconds(UnixSeconds(offer->grant.token_expires));
         response->set_protocol_version(wire::kProtocolVersion);
+        response->set_daemon_id(daemon_.daemon_id());
         return grpc::Status::OK;
     }
 
@@ -286,6 +363,7 @@ class SessionService final : public v1::SessionService::Service {
             out->set_token_expires_unix_seconds(UnixSeconds(info.token_expires));
             out->set_flushes(info.flushes);
             out->set_bytes_flushed(info.bytes_flushed);
+            out->set_replica_set_generation(info.replica_set_generation);
         }
         return grpc::Status::OK;
     }
@@ -327,6 +405,7 @@ class DaemonService final : public v1::DaemonService::Service {
         response->set_remote_flushes(stats.traffic.persistent_flushes);
         response->set_bytes_persisted(stats.traffic.bytes_persisted);
         response->set_data_plane_counters_available(stats.traffic_counted);
+        response->set_daemon_id(stats.daemon_id);
         return grpc::Status::OK;
     }
 

@@ -1,8 +1,12 @@
 #include "daemon/daemon.h"
 
 #include <algorithm>
+#include <ctime>
 
+#include "daemon/checksum.h"
+#include "daemon/daemon_id.h"
 #include "daemon/log.h"
+#include "daemon/replica_set.h"
 
 namespace rpmad {
 namespace {
@@ -59,6 +63,13 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const Config &config) {
     daemon->store_ = std::move(*store);
     for (const auto &problem : daemon->store_->problems())
         Log().warn("region store: {}", problem);
+    // After the store took the pool's lock: no other rpmad makes one meanwhile.
+    auto id = LoadOrCreateDaemonId(config.pool_dir);
+    if (!id.ok())
+        return id.status();
+    daemon->daemon_id_ = std::move(*id);
+    Log().info("daemon id {} (kept in {}/{})", daemon->daemon_id_, config.pool_dir,
+               kDaemonIdFileName);
 
     auto listen = SplitHostPort(config.data_listen, "data.listen");
     if (!listen.ok())
@@ -82,12 +93,60 @@ StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const Config &config) {
 }
 
 RegionView Daemon::ViewOf(const RegionInfo &info) const {
-    RegionView view{info, sessions_.CountForRegion(info.name), Persistence::kAuto, {}, false};
+    RegionView view;
+    view.info = info;
+    view.open_sessions = sessions_.CountForRegion(info.name);
     if (auto access = data_plane_->Access(info.name); access.ok())
         view.persistence = access->persistence;
     view.traffic = data_plane_->Traffic(info.name);
     view.traffic_counted = data_plane_->counts_traffic();
+    if (auto record = ParseReplicaSetRecord(info.replica_set); record.ok())
+        view.replica_set = std::move(*record);
+    const v1::ReplicaSetMember *self = FindMember(view.replica_set, daemon_id_);
+    if (self != nullptr && self->state() == v1::ReplicaSetMember::STATE_REPAIRING) {
+        std::lock_guard lock(repair_mu_);
+        auto it = repair_progress_.find(info.name);
+        if (it != repair_progress_.end() && it->second.first == info.id &&
+            it->second.second.generation() == view.replica_set.generation())
+            view.repair_progress = it->second.second;
+    }
     return view;
+}
+
+StatusOr<std::pair<v1::ReplicaSetRecord, uint64_t>> Daemon::RecordOf(
+    const std::string &name) const {
+    auto info = FindInfo(*store_, name);
+    if (!info.ok())
+        return info.status();
+    auto record = ParseReplicaSetRecord(info->replica_set);
+    if (!record.ok())
+        return Status(record.status().code(),
+                      "region '" + name + "': " + record.status().message());
+    return std::make_pair(std::move(*record), info->id);
+}
+
+Status Daemon::CheckSessionGeneration(const std::string &name, uint64_t generation) const {
+    if (generation == 0)
+        return Status();
+    auto held = RecordOf(name);
+    if (!held.ok())
+        return held.status();
+    const uint64_t current = held->first.generation();
+    if (generation >= current)
+        return Status();
+    return Status(StatusCode::kFailedPrecondition,
+                  "region '" + name + "': the replica set moved on to generation " +
+                      std::to_string(current) + " (this session was asked for under generation " +
+                      std::to_string(generation) +
+                      "): another writer changed it; reopen the region to read the new record");
+}
+
+std::shared_ptr<std::mutex> Daemon::ChangeMutexOf(const std::string &name) {
+    std::lock_guard lock(change_mus_mu_);
+    auto &mu = change_mus_[name];
+    if (mu == nullptr)
+        mu = std::make_shared<std::mutex>();
+    return mu;
 }
 
 StatusOr<RegionView> Daemon::CreateRegion(const std::string &name, uint64_t size) {
@@ -158,11 +217,16 @@ StatusOr<size_t> Daemon::DeleteRegion(const std::string &name, bool force) {
             (void)data_plane_->Expose(*region);
         return LoggedIfDiskError(name, deleted);
     }
+    {
+        std::lock_guard repair(repair_mu_);
+        repair_progress_.erase(name);
+    }
     Log().info("region '{}': deleted ({} session(s) closed)", name, closed.size());
     return closed.size();
 }
 
-StatusOr<SessionOffer> Daemon::OpenSession(const std::string &region_name, const Requester &who) {
+StatusOr<SessionOffer> Daemon::OpenSession(const std::string &region_name, const Requester &who,
+                                           uint64_t replica_set_generation) {
     if (Status valid = ValidateRegionName(region_name); !valid.ok())
         return valid;
     std::lock_guard lock(regions_mu_);
@@ -176,14 +240,23 @@ StatusOr<SessionOffer> Daemon::OpenSession(const std::string &region_name, const
         return Status(StatusCode::kFailedPrecondition,
                       "region '" + region_name +
                           "' is not served on the data plane (see rpmad's log for why)");
-    auto grant = sessions_.Open(region_name, (*region)->id(), who);
+    if (Status moved = CheckSessionGeneration(region_name, replica_set_generation); !moved.ok())
+        return moved;
+    auto grant = sessions_.Open(region_name, (*region)->id(), who, replica_set_generation);
     if (!grant.ok())
         return grant.status();
+    // A SetReplicaSet whose record was stored between the check above and
+    // the session's insertion did not see it when it fenced: look again, so
+    // that either the fence closes it or it is refused here.
+    if (Status moved = CheckSessionGeneration(region_name, replica_set_generation); !moved.ok()) {
+        (void)sessions_.Close(grant->token.session_id);
+        return moved;
+    }
     counters_.sessions_opened++;
     data_plane_->Wake();
-    Log().info("session {}: opened on region '{}' by {} from {}",
+    Log().info("session {}: opened on region '{}' by {} from {} (replica-set generation {})",
                wire::SessionIdString(grant->token.session_id), region_name, who.identity,
-               who.address);
+               who.address, replica_set_generation);
     return SessionOffer{*grant, *access, (*region)->size(), data_plane_->address(),
                         data_plane_->port()};
 }
@@ -222,9 +295,158 @@ StatsView Daemon::Stats() const {
     stats.sessions = sessions_.size();
     stats.connections = data_plane_->connections();
     stats.counters = &counters_;
+    stats.daemon_id = daemon_id_;
     stats.traffic = data_plane_->TotalTraffic();
     stats.traffic_counted = data_plane_->counts_traffic();
     return stats;
+}
+
+StatusOr<std::pair<v1::ReplicaSetRecord, uint64_t>> Daemon::GetReplicaSet(
+    const std::string &region) const {
+    if (Status valid = ValidateRegionName(region); !valid.ok())
+        return valid;
+    return RecordOf(region);
+}
+
+StatusOr<ReplicaSetChange> Daemon::SetReplicaSet(const std::string &name,
+                                                 uint64_t expected_generation,
+                                                 const v1::ReplicaSetRecord &record,
+                                                 const std::vector<std::string> &keep_session_ids) {
+    if (Status valid = ValidateRegionName(name); !valid.ok())
+        return valid;
+    std::vector<uint64_t> keep;
+    for (const std::string &text : keep_session_ids) {
+        auto id = wire::ParseSessionId(text);
+        if (!id)
+            return Status(StatusCode::kInvalidArgument,
+                          "keep_session_ids: '" + text.substr(0, 64) +
+                              "' is not a session id (16 lowercase hex digits, as OpenSession "
+                              "returns them)");
+        keep.push_back(*id);
+    }
+    // Malformed is refused whatever the daemon holds.
+    if (Status valid = ValidateReplicaSetRecord(record, daemon_id_); !valid.ok())
+        return valid;
+
+    const auto change_mu = ChangeMutexOf(name);
+    std::lock_guard change(*change_mu);
+    auto info = FindInfo(*store_, name);
+    if (!info.ok())
+        return info.status();
+    if (!info->healthy)
+        return Status(StatusCode::kFailedPrecondition,
+                      "region '" + name + "' is unhealthy: " + info->problem);
+    auto current = ParseReplicaSetRecord(info->replica_set);
+    if (!current.ok())
+        return current.status();
+    auto apply = DecideReplicaSetChange(*current, expected_generation, record, daemon_id_);
+    if (!apply.ok())
+        return apply.status();
+    if (!*apply)
+        return ReplicaSetChange{false, std::move(*current), 0};
+
+    Replacement stored = store_->SetReplicaSet(name, info->id, record.SerializeAsString());
+    if (!stored.visible)
+        return LoggedIfDiskError(name, stored.status);
+    // In place (durable or not): a restart reads it, so it is what holds.
+    {
+        std::lock_guard repair(repair_mu_);
+        repair_progress_.erase(name);
+    }
+    const size_t fenced = FenceSessions(name, record.generation(), keep);
+    Log().info("region '{}': replica set {} at generation {} ({}, by {}); {} session(s) fenced",
+               name, record.set_id(), record.generation(), record.reason(), record.writer(),
+               fenced);
+    if (!stored.status.ok())
+        return LoggedIfDiskError(name, stored.status);
+    return ReplicaSetChange{true, record, fenced};
+}
+
+size_t Daemon::FenceSessions(const std::string &name, uint64_t generation,
+                             const std::vector<uint64_t> &keep) {
+    size_t fenced = 0;
+    for (const SessionInfo &session : sessions_.List(name)) {
+        const uint64_t opened_under = session.replica_set_generation;
+        if (opened_under == 0 || opened_under >= generation)
+            continue;  // a reader's, or already under the new record
+        if (std::find(keep.begin(), keep.end(), session.session_id) != keep.end()) {
+            sessions_.SetGeneration(session.session_id, name, generation);
+            continue;
+        }
+        // As CloseSession: once it returns, nothing of the session lands.
+        if (data_plane_->CloseSession(session.session_id).ok()) {
+            ++fenced;
+            Log().info(
+                "session {}: closed: opened under replica-set generation {} of region "
+                "'{}', which moved on to {}",
+                wire::SessionIdString(session.session_id), opened_under, name, generation);
+        }
+    }
+    return fenced;
+}
+
+StatusOr<std::string> Daemon::ChecksumRegion(const std::string &name, uint64_t offset,
+                                             uint64_t length, uint64_t extent_size) {
+    if (Status valid = ValidateRegionName(name); !valid.ok())
+        return valid;
+    // Holds the mapping while it is read, even if the region is deleted.
+    auto region = store_->Get(name);
+    if (!region.ok())
+        return region.status();
+    if (Status valid = ValidateChecksumRange((*region)->size(), offset, length, extent_size);
+        !valid.ok())
+        return valid;
+    // Hashing reads up to the whole region: a few at a time, so that
+    // checksums cannot take every control-plane thread and the memory
+    // bandwidth from the clients.
+    if (checksums_running_.fetch_add(1) >= kMaxChecksumsAtOnce) {
+        checksums_running_.fetch_sub(1);
+        return Status(StatusCode::kResourceExhausted,
+                      "rpmad computes " + std::to_string(kMaxChecksumsAtOnce) +
+                          " region checksums at once, its limit: retry when one has finished");
+    }
+    std::string checksums = ChecksumExtents((*region)->bytes(), offset, length, extent_size);
+    checksums_running_.fetch_sub(1);
+    return checksums;
+}
+
+StatusOr<v1::RepairProgress> Daemon::ReportRepairProgress(const v1::RepairProgress &progress) {
+    const std::string &name = progress.region();
+    if (Status valid = ValidateRegionName(name); !valid.ok())
+        return valid;
+    // Under the region's change mutex: a record change cannot slip between
+    // the check and the store, leaving progress of a repair that ended.
+    const auto change_mu = ChangeMutexOf(name);
+    std::lock_guard change(*change_mu);
+    auto info = FindInfo(*store_, name);
+    if (!info.ok())
+        return info.status();
+    auto record = ParseReplicaSetRecord(info->replica_set);
+    if (!record.ok())
+        return record.status();
+    const v1::ReplicaSetMember *self = FindMember(*record, daemon_id_);
+    if (self == nullptr || self->state() != v1::ReplicaSetMember::STATE_REPAIRING ||
+        record->generation() != progress.generation())
+        return Status(
+            StatusCode::kFailedPrecondition,
+            "region '" + name + "': this daemon's replica-set record (generation " +
+                std::to_string(record->generation()) + ", this daemon " +
+                (self == nullptr ? std::string("not a member")
+                                 : v1::ReplicaSetMember::State_Name(self->state())) +
+                ") does not mark it REPAIRING at generation " +
+                std::to_string(progress.generation()) +
+                ": progress is reported only for the repair the record announces (record the "
+                "member REPAIRING with SetReplicaSet first)");
+    if (progress.bytes_compared() > info->size || progress.bytes_copied() > info->size ||
+        progress.total_bytes() > info->size)
+        return Status(StatusCode::kInvalidArgument, "region '" + name +
+                                                        "': reported bytes exceed its size of " +
+                                                        std::to_string(info->size) + " bytes");
+    v1::RepairProgress kept = progress;
+    kept.set_reported_unix_seconds(static_cast<int64_t>(std::time(nullptr)));
+    std::lock_guard lock(repair_mu_);
+    repair_progress_[name] = {info->id, kept};
+    return kept;
 }
 
 void Daemon::Drain() {

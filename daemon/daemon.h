@@ -9,9 +9,12 @@
 #ifndef DAEMON_DAEMON_H
 #define DAEMON_DAEMON_H
 
+#include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,7 @@
 #include "daemon/region_store.h"
 #include "daemon/session_table.h"
 #include "daemon/status.h"
+#include "proto/rpmad/v1/rpmad.pb.h"
 
 namespace rpmad {
 
@@ -31,6 +35,18 @@ struct RegionView {
     // Clients' one-sided operations on it; all 0 when !traffic_counted.
     RegionTraffic traffic;
     bool traffic_counted = false;
+    // Its replica-set record on this daemon (generation 0: none), and the
+    // repair progress last reported while the record marks this daemon
+    // REPAIRING.
+    v1::ReplicaSetRecord replica_set;
+    std::optional<v1::RepairProgress> repair_progress;
+};
+
+// What a SetReplicaSet did.
+struct ReplicaSetChange {
+    bool applied = false;
+    v1::ReplicaSetRecord current;  // the record now held
+    size_t fenced_sessions = 0;
 };
 
 struct SessionOffer {
@@ -51,6 +67,7 @@ struct StatsView {
     size_t sessions = 0;
     size_t connections = 0;
     const Counters *counters = nullptr;
+    std::string daemon_id;
     // Clients' one-sided operations on every region; all 0 when
     // !traffic_counted.
     RegionTraffic traffic;
@@ -72,12 +89,44 @@ class Daemon {
     StatusOr<size_t> DeleteRegion(const std::string &name, bool force);
 
     // `who` as the control plane authenticated it, for the session quotas.
-    StatusOr<SessionOffer> OpenSession(const std::string &region, const Requester &who);
+    // `replica_set_generation` > 0: a writer's session, fenced by a later
+    // SetReplicaSet; FAILED_PRECONDITION when the region's record has moved
+    // past it.
+    StatusOr<SessionOffer> OpenSession(const std::string &region, const Requester &who,
+                                       uint64_t replica_set_generation = 0);
     Status CloseSession(const std::string &session_id);
     StatusOr<std::vector<SessionInfo>> ListSessions(const std::string &region) const;
 
+    // The region's replica-set record (client/REPLICA_SETS.md) and its id.
+    StatusOr<std::pair<v1::ReplicaSetRecord, uint64_t>> GetReplicaSet(
+        const std::string &region) const;
+    // Compare-and-set of the record (DecideReplicaSetChange), one change of
+    // a region at a time. Once the new record is in the catalog, every
+    // session of the region opened under an older generation (> 0) and not
+    // in `keep_session_ids` is closed as CloseSession does; the kept ones
+    // move to the new generation. A catalog replaced whose sync failed
+    // fences all the same (memory and a restart follow the new record) and
+    // answers the store's error.
+    StatusOr<ReplicaSetChange> SetReplicaSet(const std::string &region,
+                                             uint64_t expected_generation,
+                                             const v1::ReplicaSetRecord &record,
+                                             const std::vector<std::string> &keep_session_ids);
+    // XXH3-128 of each extent (checksum.h), computed on the caller's thread
+    // with no lock held, at most kMaxChecksumsAtOnce at a time
+    // (RESOURCE_EXHAUSTED beyond); the region's mapping stays alive while
+    // it runs, even if the region is deleted meanwhile.
+    static constexpr int kMaxChecksumsAtOnce = 2;
+    StatusOr<std::string> ChecksumRegion(const std::string &region, uint64_t offset,
+                                         uint64_t length, uint64_t extent_size);
+    // Kept in memory while this daemon's record marks itself REPAIRING at
+    // progress.generation(); FAILED_PRECONDITION otherwise. Returns what is
+    // kept (reported_unix_seconds: when it arrived).
+    StatusOr<v1::RepairProgress> ReportRepairProgress(const v1::RepairProgress &progress);
+
     StatsView Stats() const;
     const Config &config() const { return config_; }
+    // This rpmad's identity (daemon_id.h).
+    const std::string &daemon_id() const { return daemon_id_; }
     const DataPlane &data_plane() const { return *data_plane_; }
 
     // Whether the data plane still serves (its thread answers within
@@ -90,6 +139,16 @@ class Daemon {
   private:
     explicit Daemon(const Config &config);
     RegionView ViewOf(const RegionInfo &info) const;
+    // The record of the region `name` (generation 0 when none), with the
+    // region's id.
+    StatusOr<std::pair<v1::ReplicaSetRecord, uint64_t>> RecordOf(const std::string &name) const;
+    // FAILED_PRECONDITION when `generation` > 0 is older than the region's
+    // record.
+    Status CheckSessionGeneration(const std::string &name, uint64_t generation) const;
+    // The mutex that serializes the record changes of region `name`.
+    std::shared_ptr<std::mutex> ChangeMutexOf(const std::string &name);
+    size_t FenceSessions(const std::string &name, uint64_t generation,
+                         const std::vector<uint64_t> &keep);
 
     Config config_;
     const std::chrono::steady_clock::time_point started_;
@@ -101,6 +160,16 @@ class Daemon {
     // no session is opened on a region being deleted.
     mutable std::mutex regions_mu_;
     bool draining_ = false;
+    std::string daemon_id_;
+
+    // Record changes: one at a time per region (by name; a region deleted
+    // and created again is told apart by its id in the store).
+    std::mutex change_mus_mu_;
+    std::map<std::string, std::shared_ptr<std::mutex>> change_mus_;
+    // Repair progress by region name, with the region's id; in memory only.
+    mutable std::mutex repair_mu_;
+    std::map<std::string, std::pair<uint64_t, v1::RepairProgress>> repair_progress_;
+    std::atomic<int> checksums_running_{0};
 };
 
 }  // namespace rpmad

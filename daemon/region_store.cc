@@ -550,8 +550,13 @@ StatusOr<std::shared_ptr<Region>> RegionStore::Create(const std::string &name, u
                           " bytes are used: delete regions, or raise storage.capacity");
     }
 
-    CatalogEntry entry{name, size, UnusedIdLocked(), static_cast<int64_t>(std::time(nullptr)),
-                       name + kRegionSuffix};
+    // No replica-set record: a region created again starts at generation 0.
+    CatalogEntry entry{name,
+                       size,
+                       UnusedIdLocked(),
+                       static_cast<int64_t>(std::time(nullptr)),
+                       name + kRegionSuffix,
+                       ""};
     const std::string path = FilePath(entry.file_name);
     StatusOr<std::shared_ptr<Region>> region =
         MakeRegionFile({name, path, size, entry.id, entry.created_unix});
@@ -646,6 +651,55 @@ Status RegionStore::Delete(const std::string &name) {
     return Status();
 }
 
+Replacement RegionStore::SetReplicaSet(const std::string &name, uint64_t id, std::string record) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(name);
+    if (it == slots_.end() || it->second.entry.id != id) {
+        return {Status(StatusCode::kNotFound,
+                       "region \"" + name + "\" was deleted: its replica set is gone with it"),
+                false};
+    }
+    if (std::string problem = ProblemOf(it->second); !problem.empty()) {
+        return {Status(StatusCode::kFailedPrecondition,
+                       "region \"" + name + "\" is unhealthy: " + problem),
+                false};
+    }
+    if (!it->second.device.empty()) {
+        return {Status(StatusCode::kFailedPrecondition,
+                       "region \"" + name + "\" is on device DAX (" + it->second.device +
+                           "), which the catalog does not list: it cannot hold a replica-set "
+                           "record; replicate regions of the pool directory"),
+                false};
+    }
+    if (record.size() > kMaxReplicaSetRecordBytes) {
+        return {Status(StatusCode::kInvalidArgument, "the replica-set record of region \"" + name +
+                                                         "\" is " + std::to_string(record.size()) +
+                                                         " bytes, more than " +
+                                                         std::to_string(kMaxReplicaSetRecordBytes)),
+                false};
+    }
+    if (Status refused = RefuseIfNotDurableLocked(); !refused.ok()) {
+        return {refused, false};
+    }
+    std::map<std::string, Slot> slots = slots_;
+    slots[name].entry.replica_set = std::move(record);
+    Replacement committed = CommitWith(&slots);
+    if (!committed.visible) {
+        // Nothing changed; the writer may try again or count this member out.
+        return {Status(StatusCode::kFailedPrecondition,
+                       "the replica-set record of region \"" + name +
+                           "\" was not changed: " + committed.status.message()),
+                false};
+    }
+    if (!committed.status.ok()) {
+        return {Status(committed.status.code(),
+                       "the replica-set record of region \"" + name +
+                           "\" is changed but may not be durable: " + RestartAdvice()),
+                true};
+    }
+    return committed;
+}
+
 std::vector<RegionInfo> RegionStore::List() const {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<RegionInfo> infos;
@@ -655,6 +709,7 @@ std::vector<RegionInfo> RegionStore::List() const {
         info.size = slot.entry.size;
         info.id = slot.entry.id;
         info.created_unix = slot.entry.created_unix;
+        info.replica_set = slot.entry.replica_set;
         info.path = slot.device.empty() ? FilePath(slot.entry.file_name) : slot.device;
         info.backing = BackingName(slot.device.empty() ? Backing::kPoolFile : Backing::kDeviceDax);
         info.problem = ProblemOf(slot);

@@ -74,6 +74,9 @@ struct RegionInfo {
     std::string backing;         // BackingName()
     bool healthy = false;
     std::string problem;  // why it is unhealthy
+    // The replica-set record (serialized rpmad.v1.ReplicaSetRecord), empty
+    // when none was recorded.
+    std::string replica_set;
 };
 
 struct RegionStoreOptions {
@@ -128,6 +131,17 @@ class RegionStore {
     // while changes wait for a restart. A catalog replaced whose directory
     // sync failed is an error, but the region is deleted all the same.
     Status Delete(const std::string &name);
+
+    // Replaces the replica-set record of region `name` whose id is `id`, in
+    // the catalog (a commit like Create's) and then in memory. The caller
+    // compares and serializes the changes of one region. NOT_FOUND when the
+    // region is gone (or is another incarnation); FAILED_PRECONDITION for an
+    // unhealthy or device-DAX region, while changes wait for a restart, and
+    // when the catalog cannot be replaced (`visible` false: nothing
+    // changed); INVALID_ARGUMENT above kMaxReplicaSetRecordBytes. A catalog
+    // replaced whose directory sync failed is an error with `visible` true:
+    // the record is the new one, and changes wait for a restart (see above).
+    Replacement SetReplicaSet(const std::string &name, uint64_t id, std::string record);
 
     std::vector<RegionInfo> List() const;  // sorted by name
 

@@ -55,7 +55,7 @@ Status SessionTable::CheckQuotas(const Requester &who) const {
 }
 
 StatusOr<SessionGrant> SessionTable::Open(const std::string &region, uint64_t region_id,
-                                          const Requester &who) {
+                                          const Requester &who, uint64_t replica_set_generation) {
     Entry entry;
     bool random_ok = FillRandom(entry.token.secret.data(), entry.token.secret.size());
     std::lock_guard lock(mu_);
@@ -77,6 +77,7 @@ StatusOr<SessionGrant> SessionTable::Open(const std::string &region, uint64_t re
     entry.info.session_id = entry.token.session_id;
     entry.info.region = region;
     entry.info.opener = who;
+    entry.info.replica_set_generation = replica_set_generation;
     entry.info.opened = now;
     entry.info.token_expires = now + token_ttl_;
     entry.deadline = std::chrono::steady_clock::now() + token_ttl_;
@@ -170,6 +171,16 @@ void SessionTable::CountFlush(uint64_t session_id, uint64_t bytes) {
         return;
     it->second.info.flushes++;
     it->second.info.bytes_flushed += bytes;
+}
+
+bool SessionTable::SetGeneration(uint64_t session_id, const std::string &region,
+                                 uint64_t generation) {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(session_id);
+    if (it == sessions_.end() || it->second.info.region != region)
+        return false;
+    it->second.info.replica_set_generation = generation;
+    return true;
 }
 
 size_t SessionTable::size() const {

@@ -63,6 +63,9 @@ struct SessionInfo {
     std::chrono::system_clock::time_point token_expires;
     uint64_t flushes = 0;
     uint64_t bytes_flushed = 0;
+    // The replica-set generation its writer opened it under (0: never
+    // fenced); a SetReplicaSet that keeps it moves it on.
+    uint64_t replica_set_generation = 0;
 };
 
 class SessionTable {
@@ -72,7 +75,7 @@ class SessionTable {
     // RESOURCE_EXHAUSTED, naming the config key, when `who` is at a quota
     // or max_sessions are open (pending or connected).
     StatusOr<SessionGrant> Open(const std::string &region, uint64_t region_id,
-                                const Requester &who = {});
+                                const Requester &who = {}, uint64_t replica_set_generation = 0);
 
     // Admits the connection that presents `token` from `peer`: the session
     // becomes connected and its token is spent. UNAUTHENTICATED (unknown
@@ -91,6 +94,10 @@ class SessionTable {
     std::optional<std::chrono::steady_clock::time_point> NextExpiry() const;
 
     void CountFlush(uint64_t session_id, uint64_t bytes);
+    // Moves a session of `region` to replica-set generation `generation`
+    // (a writer's session that a SetReplicaSet keeps); false when there is
+    // no such session.
+    bool SetGeneration(uint64_t session_id, const std::string &region, uint64_t generation);
 
     size_t size() const;
     size_t CountForRegion(const std::string &region) const;
