@@ -2,12 +2,14 @@
 // answered as a table or as JSON.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <set>
 
 #include "client/rpmactl/command.h"
 #include "client/rpmactl/daemons.h"
 #include "client/rpmactl/health.h"
+#include "client/rpmactl/set_view.h"
 #include "client/rpmactl/sizes.h"
 
 namespace rpmactl {
@@ -46,20 +48,30 @@ std::string Counter(bool available, uint64_t value, bool bytes) {
     return bytes ? FormatSize(value) + " (" + std::to_string(value) + ")" : std::to_string(value);
 }
 
-std::string Health(const v1::Region &region) {
-    return region.healthy() ? "ok" : "damaged: " + region.problem();
-}
-
-void AddRegionRow(Table &table, const std::string &server, const v1::Region &region) {
+// The region's row; `state` is the replica's state among the daemons
+// given (set_view.h), never "ok" for a replica that missed writes.
+void AddRegionRow(Table &table, const std::string &server, const v1::Region &region,
+                  const std::string &state) {
     table.AddRow({server, region.name(), FormatSize(region.size()),
                   PersistenceName(region.persistence()), region.granularity(),
                   std::to_string(region.open_sessions()),
-                  FormatUnixTime(region.created_unix_seconds()), Health(region)});
+                  FormatUnixTime(region.created_unix_seconds()), state});
 }
 
 Table RegionTable() {
     return Table(
-        {"server", "name", "size", "persistence", "granularity", "sessions", "created", "health"});
+        {"server", "name", "size", "persistence", "granularity", "sessions", "created", "state"});
+}
+
+// A region just created (or any region no writer opened yet) has no
+// replica-set record: its state is "unrecorded".
+std::string FreshState(const v1::Region &region) {
+    return StateCell(region, DecideReplicaStates({RecordOf(region)}).replicas[0]);
+}
+
+void PrintWarning(const std::string &warning) {
+    if (!warning.empty())
+        fprintf(stderr, "rpmactl: warning: %s\n", warning.c_str());
 }
 
 // Runs `body` with the daemons of `settings`; a TLS file that cannot be read
@@ -99,7 +111,8 @@ int RegionCreate(const Settings &settings, const AdminArgs &args) {
             [](const auto &ok) {
                 Table table = RegionTable();
                 for (const auto *answer : ok)
-                    AddRegionRow(table, answer->daemon->address(), answer->response);
+                    AddRegionRow(table, answer->daemon->address(), answer->response,
+                                 FreshState(answer->response));
                 table.Print();
             });
     });
@@ -131,13 +144,55 @@ int RegionList(const Settings &settings) {
             daemons, [](ControlPlane &d, grpc::ClientContext *c, v1::ListRegionsResponse *out) {
                 return d.regions().ListRegions(c, v1::ListRegionsRequest(), out);
             });
+        // Each region's replicas are judged together: every daemon's record
+        // of it counts (one daemon's own record can be stale itself).
+        std::map<std::string, SetVerdict> verdicts;
+        {
+            std::set<std::string> names;
+            for (const auto &answer : answers)
+                if (answer.status.ok())
+                    for (const v1::Region &region : answer.response.regions())
+                        names.insert(region.name());
+            for (const std::string &name : names) {
+                std::vector<ReplicaRecord> records;
+                for (const auto &answer : answers) {
+                    ReplicaRecord record;
+                    if (answer.status.ok())
+                        for (const v1::Region &region : answer.response.regions())
+                            if (region.name() == name)
+                                record = RecordOf(region);
+                    records.push_back(record);
+                }
+                verdicts[name] = DecideReplicaStates(records);
+                PrintWarning(VerdictWarning(name, verdicts[name]));
+            }
+        }
+        auto index_of = [&](const v1::ListRegionsResponse &response) {
+            for (size_t i = 0; i < answers.size(); ++i)
+                if (&answers[i].response == &response)
+                    return i;
+            return size_t{0};
+        };
         return Report<v1::ListRegionsResponse>(
-            settings, answers, [](const v1::ListRegionsResponse &r) { return ToJson(r); },
-            [](const auto &ok) {
+            settings, answers,
+            [&](const v1::ListRegionsResponse &r) {
+                Json json = ToJson(r);
+                const size_t server = index_of(r);
+                for (int i = 0; i < r.regions_size(); ++i) {
+                    const SetVerdict &verdict = verdicts[r.regions(i).name()];
+                    json["regions"][i]["replica_state"] =
+                        StateJson(r.regions(i), verdict.replicas[server], verdict);
+                }
+                return json;
+            },
+            [&](const auto &ok) {
                 Table table = RegionTable();
-                for (const auto *answer : ok)
+                for (const auto *answer : ok) {
+                    const size_t server = index_of(answer->response);
                     for (const v1::Region &region : answer->response.regions())
-                        AddRegionRow(table, answer->daemon->address(), region);
+                        AddRegionRow(table, answer->daemon->address(), region,
+                                     StateCell(region, verdicts[region.name()].replicas[server]));
+                }
                 if (table.empty())
                     printf("no regions\n");
                 else
@@ -146,20 +201,39 @@ int RegionList(const Settings &settings) {
     });
 }
 
+std::string MemberState(const v1::ReplicaSetMember &member) {
+    switch (member.state()) {
+        case v1::ReplicaSetMember::STATE_IN_SYNC:
+            return "IN_SYNC";
+        case v1::ReplicaSetMember::STATE_STALE:
+            return "STALE since generation " + std::to_string(member.stale_since());
+        case v1::ReplicaSetMember::STATE_REPAIRING:
+            return "REPAIRING (stale since generation " + std::to_string(member.stale_since()) +
+                   ")";
+        default:
+            return "-";
+    }
+}
+
 int RegionInfo(const Settings &settings, const AdminArgs &args) {
     return WithDaemons(settings, [&](Daemons &daemons) {
-        v1::GetRegionRequest request;
-        request.set_name(args.name);
-        auto answers = AskEach<v1::Region>(
-            daemons, [&](ControlPlane &d, grpc::ClientContext *c, v1::Region *out) {
-                return d.regions().GetRegion(c, request, out);
-            });
+        SetView view = ReadSetView(daemons, args.name);
+        const SetVerdict &verdict = view.verdict;
+        PrintWarning(VerdictWarning(args.name, verdict));
+        auto index_of = [&](const v1::Region &region) {
+            for (size_t i = 0; i < view.answers.size(); ++i)
+                if (&view.answers[i].response == &region)
+                    return i;
+            return size_t{0};
+        };
         return Report<v1::Region>(
-            settings, answers,
-            [](const v1::Region &r) {
-                return Json{{"region", ToJson(r)}};
+            settings, view.answers,
+            [&](const v1::Region &r) {
+                return Json{{"region", ToJson(r)},
+                            {"replica_state", StateJson(r, verdict.replicas[index_of(r)], verdict)},
+                            {"newest_replica_set", ToJson(verdict.newest)}};
             },
-            [](const auto &ok) {
+            [&](const auto &ok) {
                 // One column per daemon: replicas side by side.
                 std::vector<std::string> header = {"field"};
                 for (const auto *answer : ok)
@@ -200,8 +274,46 @@ int RegionInfo(const Settings &settings, const AdminArgs &args) {
                 });
                 row("created",
                     [](const v1::Region &r) { return FormatUnixTime(r.created_unix_seconds()); });
-                row("health", Health);
+                row("daemon id", [](const v1::Region &r) {
+                    return r.daemon_id().empty() ? "-" : r.daemon_id();
+                });
+                // The replica set as this daemon's own record has it (it may
+                // be behind: the state row says what counts).
+                row("generation", [](const v1::Region &r) {
+                    return std::to_string(r.replica_set().generation());
+                });
+                row("writer", [](const v1::Region &r) {
+                    const auto &set = r.replica_set();
+                    if (set.generation() == 0)
+                        return std::string("-");
+                    return (set.writer().empty() ? "?" : set.writer()) + ", " +
+                           FormatUnixTime(set.updated_unix_seconds()) +
+                           (set.reason().empty() ? "" : " (" + set.reason() + ")");
+                });
+                row("state", [&](const v1::Region &r) {
+                    return StateCell(r, verdict.replicas[index_of(r)]);
+                });
                 table.Print();
+                const auto &newest = verdict.newest;
+                if (newest.generation() == 0) {
+                    printf(
+                        "\nno replica set recorded: no writer opened %s with a replica set "
+                        "yet\n",
+                        args.name.c_str());
+                    return;
+                }
+                printf(
+                    "\nreplica set %s, generation %llu (the newest of the daemons reached), "
+                    "quorum %u, written by %s at %s%s:\n",
+                    newest.set_id().c_str(), static_cast<unsigned long long>(newest.generation()),
+                    newest.quorum(), newest.writer().empty() ? "?" : newest.writer().c_str(),
+                    FormatUnixTime(newest.updated_unix_seconds()).c_str(),
+                    newest.reason().empty() ? "" : (" (" + newest.reason() + ")").c_str());
+                Table members({"member", "address", "daemon id", "recorded state"});
+                for (int i = 0; i < newest.members_size(); ++i)
+                    members.AddRow({std::to_string(i), newest.members(i).address(),
+                                    newest.members(i).daemon_id(), MemberState(newest.members(i))});
+                members.Print();
             });
     });
 }

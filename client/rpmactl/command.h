@@ -16,8 +16,12 @@ using Run = std::function<int(const Settings &)>;
 // region, session, stats, health, config (control plane only).
 void AddAdminCommands(CLI::App &app, Run *run);
 
-// put, get, verify, bench (the data plane, through the client library).
+// put, get, bench (the data plane, through the client library).
 void AddDataCommands(CLI::App &app, Run *run);
+
+// verify (daemon-side checksums) and region repair (the library's Repair);
+// after AddAdminCommands, whose "region" it adds to.
+void AddReplicaCommands(CLI::App &app, Run *run);
 
 // bench: write + persist latency and bandwidth (bench.cc).
 void AddBenchCommand(CLI::App &app, Run *run);

@@ -1,14 +1,14 @@
-// put, get and verify: bytes between files and a region's replicas, through
-// the client library. bench is in bench.cc.
+// put and get: bytes between files and a region's replicas, through the
+// client library. bench is in bench.cc, verify in replica_commands.cc.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "client/rpmactl/command.h"
 #include "client/rpmactl/daemons.h"
-#include "client/rpmactl/differences.h"
 #include "client/rpmactl/exit_code.h"
 #include "client/rpmactl/progress_bar.h"
 #include "client/rpmactl/region_access.h"
@@ -33,7 +33,7 @@ struct DataArgs {
     bool create = false;
     std::string size;
     size_t quorum = 0;
-    size_t replica = 0;
+    std::optional<size_t> replica;  // get --replica
 };
 
 int Fail(const Status &status) {
@@ -157,6 +157,21 @@ int Put(const Settings &settings, const DataArgs &args) {
 
 // --- get ---------------------------------------------------------------------
 
+// What rpmactl says of a replica that is not in sync.
+std::string NotInSync(const rpma::client::ReplicaInfo &replica) {
+    switch (replica.state) {
+        case rpma::client::ReplicaState::kRepairing:
+            return "is being repaired (stale since generation " +
+                   std::to_string(replica.stale_since) + ")";
+        case rpma::client::ReplicaState::kFailed:
+            return "failed";
+        default:
+            return replica.stale_since > 0 ? "is stale (missed writes since generation " +
+                                                 std::to_string(replica.stale_since) + ")"
+                                           : "is stale";
+    }
+}
+
 int Get(const Settings &settings, const DataArgs &args) {
     std::string error;
     const auto address = ParseRegionAddress(args.address, &error);
@@ -166,13 +181,39 @@ int Get(const Settings &settings, const DataArgs &args) {
     if (!length)
         return Usage("'" + args.length +
                      "' is not a length: write a byte count such as 4096 or 1MiB");
-    if (args.replica >= settings.servers.size())
-        return Usage("--replica " + std::to_string(args.replica) + " names no server: there are " +
+    if (args.replica && *args.replica >= settings.servers.size())
+        return Usage("--replica " + std::to_string(*args.replica) + " names no server: there are " +
                      std::to_string(settings.servers.size()) + " (--server), counted from 0");
-    // Only the replica read from is connected.
-    auto region = OpenRegion(settings, address->region, {}, {settings.servers[args.replica]});
+    // The whole set, read-only: which replicas are in sync is decided from
+    // every member's record, and only those are read.
+    rpma::client::OpenOptions options;
+    options.read_only = true;
+    auto region = OpenRegion(settings, address->region, options);
     if (!region.ok())
         return Fail(region.status());
+    const auto replicas = (*region)->replicas();
+    size_t replica = replicas.size();
+    if (args.replica) {
+        const auto &info = replicas[*args.replica];
+        if (info.state != rpma::client::ReplicaState::kLive)
+            return Fail(Status(
+                StatusCode::kFailedPrecondition,
+                "replica " + std::to_string(*args.replica) + " (" + info.address + ") of " +
+                    address->region + " " + NotInSync(info) +
+                    ": its bytes are not what was acknowledged, so it is not read. Repair it "
+                    "with `rpmactl region repair " +
+                    address->region + "`, or read an in-sync replica (leave out --replica)" +
+                    (info.error.ok() ? "" : "; " + info.error.message())));
+        replica = *args.replica;
+    } else {
+        for (size_t i = 0; i < replicas.size() && replica == replicas.size(); ++i)
+            if (replicas[i].state == rpma::client::ReplicaState::kLive)
+                replica = i;
+        if (replica == replicas.size())
+            return Fail(Status(StatusCode::kUnavailable,
+                               "no replica of " + address->region +
+                                   " is in sync and reachable: nothing can be read"));
+    }
     Status fits = CheckFits(**region, address->offset, *length, std::to_string(*length) + " bytes");
     if (!fits.ok())
         return Fail(fits);
@@ -189,7 +230,7 @@ int Get(const Settings &settings, const DataArgs &args) {
     Status status;
     while (done < *length) {
         const uint64_t n = std::min<uint64_t>(kChunk, *length - done);
-        status = (*region)->Read(address->offset + done, std::span(chunk.data(), n), 0);
+        status = (*region)->Read(address->offset + done, std::span(chunk.data(), n), replica);
         if (!status.ok())
             break;
         if (!out.write(reinterpret_cast<const char *>(chunk.data()),
@@ -207,81 +248,18 @@ int Get(const Settings &settings, const DataArgs &args) {
     if (!status.ok())
         return Fail(status);
     const double seconds = Seconds(start);
-    if (settings.json)
-        PrintJson(Summary(**region, address->offset, *length, seconds));
-    else
-        printf("get %s: %s from %s at offset %llu to %s, %.3f s, %s\n", address->region.c_str(),
-               FormatSize(*length).c_str(), settings.servers[args.replica].c_str(),
-               static_cast<unsigned long long>(address->offset), args.file.c_str(), seconds,
-               Rate(*length, seconds).c_str());
-    return kExitOk;
-}
-
-// --- verify ------------------------------------------------------------------
-
-int Verify(const Settings &settings, const DataArgs &args) {
-    if (settings.servers.size() < 2)
-        return Usage("verify compares replicas: give two or more --server");
-    auto region = OpenRegion(settings, args.address, {});
-    if (!region.ok())
-        return Fail(region.status());
-    const size_t replicas = settings.servers.size();
-    const uint64_t size = (*region)->size();
-    ProgressBar progress("verify " + args.address, size, stderr,
-                         ProgressBar::StyleFor(stderr, settings.json));
-    std::vector<std::vector<std::byte>> chunks(replicas, std::vector<std::byte>(kChunk));
-    DifferenceFinder finder;
-    Status status;
-    for (uint64_t offset = 0; status.ok() && offset < size; offset += kChunk) {
-        const uint64_t n = std::min<uint64_t>(kChunk, size - offset);
-        std::vector<std::span<const std::byte>> views;
-        for (size_t r = 0; r < replicas && status.ok(); ++r) {
-            status = (*region)->Read(offset, std::span(chunks[r].data(), n), r);
-            views.emplace_back(chunks[r].data(), n);
-        }
-        if (status.ok())
-            finder.Compare(offset, views);
-        progress.Update(offset + n);
-    }
-    progress.Finish();
-    if (!status.ok())
-        return Fail(status);
-    const auto ranges = finder.Ranges();
     if (settings.json) {
-        Json differences = Json::array();
-        for (const auto &range : ranges) {
-            Json servers = Json::array();
-            for (size_t r : range.replicas)
-                servers.push_back(settings.servers[r]);
-            differences.push_back({{"offset", range.offset},
-                                   {"length", range.length},
-                                   {"replicas", range.replicas},
-                                   {"servers", servers}});
-        }
-        PrintJson(Json{{"region", args.address},
-                       {"size", size},
-                       {"reference", settings.servers[0]},
-                       {"identical", ranges.empty()},
-                       {"differences", differences},
-                       {"replicas", ReplicasJson(**region)}});
-    } else if (ranges.empty()) {
-        printf("verify %s: %s identical on %zu replicas\n", args.address.c_str(),
-               FormatSize(size).c_str(), replicas);
+        Json summary = Summary(**region, address->offset, *length, seconds);
+        summary["replica"] = replica;
+        summary["server"] = replicas[replica].address;
+        PrintJson(summary);
     } else {
-        printf("verify %s: %zu differing ranges (against replica 0, %s):\n", args.address.c_str(),
-               ranges.size(), settings.servers[0].c_str());
-        Table table({"offset", "end", "length", "differing replicas"});
-        for (const auto &range : ranges) {
-            std::string servers;
-            for (size_t r : range.replicas)
-                servers += (servers.empty() ? "" : ", ") + std::to_string(r) + " (" +
-                           settings.servers[r] + ")";
-            table.AddRow({std::to_string(range.offset), std::to_string(range.offset + range.length),
-                          std::to_string(range.length), servers});
-        }
-        table.Print();
+        printf("get %s: %s from replica %zu (%s) at offset %llu to %s, %.3f s, %s\n",
+               address->region.c_str(), FormatSize(*length).c_str(), replica,
+               replicas[replica].address.c_str(), static_cast<unsigned long long>(address->offset),
+               args.file.c_str(), seconds, Rate(*length, seconds).c_str());
     }
-    return ranges.empty() ? kExitOk : kExitFailure;
+    return kExitOk;
 }
 
 }  // namespace
@@ -309,14 +287,11 @@ void AddDataCommands(CLI::App &app, Run *run) {
     get->add_option("REGION", args->address, "REGION or REGION:OFFSET")->required();
     get->add_option("LEN", args->length, "bytes; suffixes KiB, MiB, GiB")->required();
     get->add_option("FILE", args->file, "written (replaced)")->required();
-    get->add_option("--replica", args->replica,
-                    "read from this server, its index in the --server list (default 0)");
+    get->add_option_function<size_t>(
+        "--replica", [args](const size_t &replica) { args->replica = replica; },
+        "read from this server, its index in the --server list (default: the first in sync); "
+        "a stale replica is refused");
     get->callback(set(Get));
-
-    CLI::App *verify = app.add_subcommand(
-        "verify", "compare REGION on every server; report the byte ranges that differ");
-    verify->add_option("REGION", args->address, "the region")->required();
-    verify->callback(set(Verify));
 
     AddBenchCommand(app, run);
 }

@@ -67,6 +67,7 @@ int Main(int argc, char **argv) {
     Run run;
     AddAdminCommands(app, &run);
     AddDataCommands(app, &run);
+    AddReplicaCommands(app, &run);
 
     try {
         app.parse(argc, argv);

@@ -57,12 +57,25 @@ rpma::client::Result<std::unique_ptr<rpma::client::Region>> OpenRegion(
 Json ReplicasJson(const rpma::client::Region &region) {
     Json replicas = Json::array();
     for (const auto &replica : region.replicas()) {
-        const char *state = replica.state == rpma::client::ReplicaState::kLive     ? "live"
-                            : replica.state == rpma::client::ReplicaState::kFailed ? "failed"
-                                                                                   : "resyncing";
+        const char *state = "live";
+        switch (replica.state) {
+            case rpma::client::ReplicaState::kLive:
+                break;
+            case rpma::client::ReplicaState::kFailed:
+                state = "failed";
+                break;
+            case rpma::client::ReplicaState::kRepairing:
+                state = "repairing";
+                break;
+            case rpma::client::ReplicaState::kStale:
+                state = "stale";
+                break;
+        }
         replicas.push_back({{"server", replica.address},
                             {"state", state},
                             {"persistence", replica.gpspm ? "gpspm" : "apm"},
+                            {"daemon_id", replica.daemon_id},
+                            {"stale_since", replica.stale_since},
                             {"error", replica.error.ok() ? "" : replica.error.ToString()}});
     }
     return replicas;

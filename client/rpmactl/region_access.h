@@ -21,8 +21,9 @@ rpma::client::Result<std::unique_ptr<rpma::client::Region>> OpenRegion(
     const Settings &settings, const std::string &name, rpma::client::OpenOptions options,
     std::vector<std::string> servers = {});
 
-// [{"server", "state": "live"|"failed"|"resyncing", "persistence":
-// "apm"|"gpspm", "error"}] of the region's replicas.
+// [{"server", "state": "live"|"failed"|"stale"|"repairing", "persistence":
+// "apm"|"gpspm", "daemon_id", "stale_since", "error"}] of the region's
+// replicas.
 Json ReplicasJson(const rpma::client::Region &region);
 
 // kExitFailure when any replica of the region failed (the operation may
