@@ -1,0 +1,304 @@
+// The replica-set rules (client/REPLICA_SETS.md) as DecideReplicaSet and
+// RecordedVerdict apply them: trust on a majority, the newest generation,
+// one set id, daemon identities, ties, REPAIRING, and what a writer records.
+#include "replica_set_state.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace rpma::client {
+namespace {
+
+namespace v1 = ::rpmad::v1;
+using Member = v1::ReplicaSetMember;
+using Kind = ReplicaSetAnswer::Kind;
+
+std::string Daemon(int k) {
+    return std::string(31, 'a') + std::to_string(k);
+}
+
+v1::ReplicaSetRecord Record(uint64_t generation, std::vector<Member::State> states,
+                            std::string set_id = "set-1") {
+    v1::ReplicaSetRecord r;
+    r.set_set_id(set_id);
+    r.set_generation(generation);
+    r.set_writer("host pid 1");
+    for (size_t i = 0; i < states.size(); ++i) {
+        Member &m = *r.add_members();
+        m.set_daemon_id(Daemon(static_cast<int>(i)));
+        m.set_address("h:" + std::to_string(i));
+        m.set_state(states[i]);
+        m.set_stale_since(states[i] == Member::STATE_IN_SYNC ? 0 : generation);
+    }
+    return r;
+}
+
+constexpr auto kIn = Member::STATE_IN_SYNC;
+constexpr auto kStale = Member::STATE_STALE;
+constexpr auto kRepairing = Member::STATE_REPAIRING;
+
+ReplicaSetAnswer Answer(const v1::ReplicaSetRecord &record, int daemon) {
+    ReplicaSetAnswer a;
+    a.kind = Kind::kRecord;
+    a.record = record;
+    a.daemon_id = Daemon(daemon);
+    return a;
+}
+
+ReplicaSetAnswer Unreached() {
+    ReplicaSetAnswer a;
+    a.error = Status(StatusCode::kUnavailable, "unreachable");
+    return a;
+}
+
+ReplicaSetInput Input(std::vector<ReplicaSetAnswer> answers, size_t quorum = 1) {
+    ReplicaSetInput in;
+    in.region = "r";
+    for (size_t i = 0; i < answers.size(); ++i)
+        in.addresses.push_back("h:" + std::to_string(i));
+    in.answers = std::move(answers);
+    in.quorum = quorum;
+    in.writer_id = "host pid 2";
+    in.now_unix = 1000;
+    in.new_set_id = "new-set";
+    return in;
+}
+
+TEST(ReplicaSetState, NeverRecordedWriterRecordsGenerationOneWithEveryReachedInSync) {
+    const v1::ReplicaSetRecord none;
+    const auto d = DecideReplicaSet(Input({Answer(none, 0), Answer(none, 1), Unreached()}, 2));
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+    ASSERT_TRUE(d.change.has_value());
+    EXPECT_EQ(d.change->generation(), 1u);
+    EXPECT_EQ(d.change->set_id(), "new-set");
+    EXPECT_EQ(d.change->members(0).state(), kIn);
+    EXPECT_EQ(d.change->members(0).daemon_id(), Daemon(0));
+    EXPECT_EQ(d.change->members(2).state(), kStale);
+    EXPECT_EQ(d.change->members(2).daemon_id(), kUnknownDaemonId);
+    EXPECT_EQ(d.change->members(2).stale_since(), 1u);
+}
+
+TEST(ReplicaSetState, AReaderRecordsNothing) {
+    const v1::ReplicaSetRecord none;
+    auto in = Input({Answer(none, 0), Answer(none, 1), Answer(none, 2)});
+    in.writer = false;
+    const auto d = DecideReplicaSet(in);
+    ASSERT_TRUE(d.status.ok());
+    EXPECT_FALSE(d.change.has_value());
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, true}));
+}
+
+TEST(ReplicaSetState, AHealthyRecordedSetChangesNothing) {
+    const auto r = Record(5, {kIn, kIn, kIn});
+    const auto d = DecideReplicaSet(Input({Answer(r, 0), Answer(r, 1), Answer(r, 2)}, 3));
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, true}));
+    EXPECT_FALSE(d.change.has_value());
+    EXPECT_EQ(d.newest.generation(), 5u);
+}
+
+TEST(ReplicaSetState, FewerThanAMajorityReachedIsUnavailableUnlessForced) {
+    const auto r = Record(5, {kIn, kIn, kIn});
+    auto in = Input({Answer(r, 0), Unreached(), Unreached()});
+    auto d = DecideReplicaSet(in);
+    EXPECT_EQ(d.status.code(), StatusCode::kUnavailable);
+    EXPECT_NE(d.status.message().find("reached 1 of 3 replicas, fewer than a majority"),
+              std::string::npos)
+        << d.status.message();
+    EXPECT_NE(d.status.message().find("force"), std::string::npos);
+    in.force = true;
+    d = DecideReplicaSet(in);
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, false, false}));
+    ASSERT_TRUE(d.change.has_value());
+    EXPECT_EQ(d.change->members(1).state(), kStale);
+    EXPECT_EQ(d.change->members(1).daemon_id(), Daemon(1));  // from the record, by address
+}
+
+TEST(ReplicaSetState, TheNewestGenerationIsTrustedAndABehindMemberIsStale) {
+    // Replica 2 missed generation 6 (which still lists it in sync: it was
+    // recorded while 2 was unreachable by a writer that then lost it).
+    const auto old = Record(5, {kIn, kIn, kIn});
+    const auto fresh = Record(6, {kIn, kIn, kIn});
+    const auto d = DecideReplicaSet(Input({Answer(fresh, 0), Answer(fresh, 1), Answer(old, 2)}, 2));
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+    EXPECT_NE(d.why[2].find("missed a change"), std::string::npos) << d.why[2];
+    ASSERT_TRUE(d.change.has_value());
+    EXPECT_EQ(d.change->generation(), 7u);
+    EXPECT_EQ(d.change->members(2).state(), kStale);
+    EXPECT_EQ(d.change->members(2).stale_since(), 7u);
+    EXPECT_EQ(d.stale_since[2], 7u);
+}
+
+TEST(ReplicaSetState, AStaleMemberStaysStaleWithItsGenerationAndNothingIsRecorded) {
+    auto r = Record(8, {kIn, kIn, kStale});
+    r.mutable_members(2)->set_stale_since(4);
+    const auto d = DecideReplicaSet(Input({Answer(r, 0), Answer(r, 1), Answer(r, 2)}, 2));
+    ASSERT_TRUE(d.status.ok());
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+    EXPECT_EQ(d.stale_since[2], 4u);
+    EXPECT_FALSE(d.change.has_value());
+}
+
+TEST(ReplicaSetState, FewerInSyncThanTheQuorumIsQuorumLostNamingTheStale) {
+    auto r = Record(8, {kIn, kIn, kStale});
+    r.mutable_members(2)->set_stale_since(4);
+    const auto d = DecideReplicaSet(Input({Answer(r, 0), Answer(r, 1), Answer(r, 2)}, 3));
+    EXPECT_EQ(d.status.code(), StatusCode::kQuorumLost);
+    EXPECT_NE(d.status.message().find("replica 2 (h:2) is stale since generation 4"),
+              std::string::npos)
+        << d.status.message();
+    EXPECT_NE(d.status.message().find("rpmactl region repair r"), std::string::npos);
+}
+
+TEST(ReplicaSetState, AnotherDaemonAtAMembersAddressIsStale) {
+    const auto r = Record(3, {kIn, kIn, kIn});
+    const v1::ReplicaSetRecord none;
+    const auto d = DecideReplicaSet(Input({Answer(r, 0), Answer(r, 1), Answer(none, 9)}, 2));
+    ASSERT_TRUE(d.status.ok());
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+    EXPECT_NE(d.why[2].find("not a member"), std::string::npos) << d.why[2];
+    ASSERT_TRUE(d.change.has_value());
+    EXPECT_EQ(d.change->members(2).daemon_id(), Daemon(9));
+    EXPECT_EQ(d.change->members(2).state(), kStale);
+}
+
+TEST(ReplicaSetState, ADaemonIdMismatchEvenWithTheNewestGenerationIsStale) {
+    // The region was moved: daemon 7 answers at replica 2's address with a
+    // copy of the newest record that names daemon 2 there.
+    const auto r = Record(3, {kIn, kIn, kIn});
+    const auto d = DecideReplicaSet(Input({Answer(r, 0), Answer(r, 1), Answer(r, 7)}, 2));
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+}
+
+TEST(ReplicaSetState, UnequalTiesAreInSyncOnlyWhereEveryRecordSaysSo) {
+    // A writer died half-way recording generation 4 = 2 stale: one replica
+    // took it, the other has a different generation 4.
+    const auto a = Record(4, {kIn, kIn, kStale});
+    const auto b = Record(4, {kIn, kIn, kIn});
+    const auto d = DecideReplicaSet(Input({Answer(a, 0), Answer(b, 1), Answer(b, 2)}, 2));
+    ASSERT_TRUE(d.status.ok());
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+    ASSERT_TRUE(d.change.has_value());  // a writer settles it
+    EXPECT_EQ(d.change->generation(), 5u);
+    EXPECT_EQ(d.change->members(2).state(), kStale);
+}
+
+TEST(ReplicaSetState, EqualTiesNeedNoChange) {
+    const auto r = Record(4, {kIn, kIn, kStale});
+    const auto d = DecideReplicaSet(Input({Answer(r, 0), Answer(r, 1), Unreached()}, 2));
+    ASSERT_TRUE(d.status.ok());
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+    EXPECT_FALSE(d.change.has_value());
+}
+
+TEST(ReplicaSetState, AnInSyncMemberNotReachedIsRecordedStale) {
+    const auto r = Record(4, {kIn, kIn, kIn});
+    const auto d = DecideReplicaSet(Input({Answer(r, 0), Answer(r, 1), Unreached()}, 2));
+    ASSERT_TRUE(d.status.ok());
+    ASSERT_TRUE(d.change.has_value());
+    EXPECT_EQ(d.change->members(2).state(), kStale);
+    EXPECT_EQ(d.change->members(2).stale_since(), 5u);
+    EXPECT_EQ(d.change->members(2).daemon_id(), Daemon(2));
+}
+
+TEST(ReplicaSetState, RecordsOfTwoSetIdsAreRefusedUnlessForced) {
+    const auto a = Record(4, {kIn, kIn, kIn}, "set-a");
+    const auto b = Record(2, {kIn, kIn, kIn}, "set-b");
+    auto in = Input({Answer(a, 0), Answer(a, 1), Answer(b, 2)});
+    auto d = DecideReplicaSet(in);
+    EXPECT_EQ(d.status.code(), StatusCode::kUnavailable);
+    EXPECT_NE(d.status.message().find("different replica sets"), std::string::npos);
+    in.force = true;
+    d = DecideReplicaSet(in);
+    ASSERT_TRUE(d.status.ok());
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+    EXPECT_EQ(d.change->set_id(), "set-a");
+}
+
+TEST(ReplicaSetState, AWriterIsRefusedWhileAMemberIsRepairing) {
+    auto r = Record(7, {kIn, kIn, kRepairing});
+    r.mutable_members(2)->set_stale_since(5);
+    auto in = Input({Answer(r, 0), Answer(r, 1), Answer(r, 2)}, 2);
+    auto d = DecideReplicaSet(in);
+    EXPECT_EQ(d.status.code(), StatusCode::kUnavailable);
+    EXPECT_NE(d.status.message().find("replica 2 (h:2) is being repaired (generation 7, by host "
+                                      "pid 1"),
+              std::string::npos)
+        << d.status.message();
+    EXPECT_NE(d.status.message().find("rpmactl region repair r"), std::string::npos);
+    // A reader is not.
+    in.writer = false;
+    d = DecideReplicaSet(in);
+    ASSERT_TRUE(d.status.ok());
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+    // A repair takes it over, recording nothing yet.
+    in.writer = true;
+    in.repair_takeover = true;
+    d = DecideReplicaSet(in);
+    ASSERT_TRUE(d.status.ok());
+    EXPECT_FALSE(d.change.has_value());
+    EXPECT_EQ(d.stale_since[2], 5u);
+    // Force marks it stale again.
+    in.repair_takeover = false;
+    in.force = true;
+    d = DecideReplicaSet(in);
+    ASSERT_TRUE(d.status.ok());
+    ASSERT_TRUE(d.change.has_value());
+    EXPECT_EQ(d.change->members(2).state(), kStale);
+    EXPECT_EQ(d.change->members(2).stale_since(), 5u);
+}
+
+TEST(ReplicaSetState, DaemonsWithoutRecordsAreLegacyButNotMixed) {
+    ReplicaSetAnswer old;
+    old.kind = Kind::kUnimplemented;
+    auto d = DecideReplicaSet(Input({old, old, Unreached()}, 2));
+    ASSERT_TRUE(d.status.ok());
+    EXPECT_TRUE(d.legacy);
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+    EXPECT_FALSE(d.change.has_value());
+    d = DecideReplicaSet(Input({old, Answer(Record(1, {kIn, kIn}), 1)}, 1));
+    EXPECT_EQ(d.status.code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(d.status.message().find("upgrade every daemon"), std::string::npos);
+}
+
+TEST(ReplicaSetState, SuccessorAndSetMemberState) {
+    const auto r = Record(3, {kIn, kIn, kIn});
+    auto next = Successor(r, "me", 5, "replica failed");
+    SetMemberState(&next, 1, kStale);
+    EXPECT_EQ(next.generation(), 4u);
+    EXPECT_EQ(next.members(1).stale_since(), 4u);
+    auto repair = Successor(next, "me", 6, "repair started");
+    SetMemberState(&repair, 1, kRepairing);
+    EXPECT_EQ(repair.members(1).stale_since(), 4u);  // kept
+    auto done = Successor(repair, "me", 7, "repair finished");
+    SetMemberState(&done, 1, kIn);
+    EXPECT_EQ(done.members(1).stale_since(), 0u);
+    EXPECT_EQ(done.members(1).state(), kIn);
+    EXPECT_FALSE(SameMembers(done, repair));
+}
+
+TEST(ReplicaSetState, RecordedNeedsEveryInSyncMemberAndAMajority) {
+    // 3 members, 2 stale: the one in sync alone is no majority.
+    auto r = Record(5, {kIn, kStale, kStale});
+    Status s = RecordedVerdict(r, {true, false, false}, false, "recording replica 1 stale");
+    EXPECT_EQ(s.code(), StatusCode::kQuorumLost);
+    EXPECT_NE(s.message().find("1 of 2 needed accepted"), std::string::npos) << s.message();
+    EXPECT_TRUE(RecordedVerdict(r, {true, true, false}, false, "x").ok());
+    EXPECT_TRUE(RecordedVerdict(r, {true, false, false}, true, "x").ok());  // forced
+    // Every in-sync member must accept.
+    r = Record(5, {kIn, kIn, kStale});
+    s = RecordedVerdict(r, {true, false, true}, false, "x");
+    EXPECT_EQ(s.code(), StatusCode::kQuorumLost);
+    EXPECT_NE(s.message().find("in-sync replica 1"), std::string::npos) << s.message();
+    // A set of 2 cannot drop a member.
+    r = Record(2, {kIn, kStale});
+    EXPECT_EQ(RecordedVerdict(r, {true, false}, false, "x").code(), StatusCode::kQuorumLost);
+}
+
+}  // namespace
+}  // namespace rpma::client
