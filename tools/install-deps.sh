@@ -15,6 +15,8 @@ packages=(
   # control plane, daemon, CLI
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev libsystemd-dev nlohmann-json3-dev
+  # rpmad's ChecksumRegion: XXH3-128, compiled in (XXH_INLINE_ALL, headers only)
+  libxxhash-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox file openssl valgrind
   # the service and its manual pages: systemd-analyze verify/security, man

@@ -22,9 +22,43 @@ using ::rpmad::testing::WriteFile;
 Catalog TwoRegions(uint64_t generation) {
     Catalog catalog;
     catalog.generation = generation;
-    catalog.entries.push_back({"alpha", 4096, 0x0123456789abcdefull, 1700000000, "alpha.pmem"});
-    catalog.entries.push_back({"b-2.x_y", 1ull << 40, 7, -5, "b-2.x_y.pmem"});
+    catalog.entries.push_back({"alpha", 4096, 0x0123456789abcdefull, 1700000000, "alpha.pmem", ""});
+    catalog.entries.push_back({"b-2.x_y", 1ull << 40, 7, -5, "b-2.x_y.pmem", ""});
     return catalog;
+}
+
+// TwoRegions with a replica-set record on the second (any bytes: the
+// catalog does not look inside), which makes the catalog format 2.
+Catalog TwoRegionsWithARecord(uint64_t generation) {
+    Catalog catalog = TwoRegions(generation);
+    catalog.entries[1].replica_set = std::string("\x0a\x03set\x10\x07\0tail", 12);
+    return catalog;
+}
+
+// A catalog as an rpmad before replica sets wrote it (format 1), built by
+// hand so that the encoder's choice of version cannot hide a reader that
+// lost it.
+std::string FormatOneCatalog(const Catalog &catalog) {
+    std::string out = "RPMADCAT";
+    auto put = [&out](uint64_t value, int bytes) {
+        for (int i = 0; i < bytes; i++) {
+            out.push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
+        }
+    };
+    put(1, 4);
+    put(catalog.entries.size(), 4);
+    put(catalog.generation, 8);
+    for (const CatalogEntry &entry : catalog.entries) {
+        put(entry.name.size(), 2);
+        out += entry.name;
+        put(entry.file_name.size(), 2);
+        out += entry.file_name;
+        put(entry.size, 8);
+        put(entry.id, 8);
+        put(static_cast<uint64_t>(entry.created_unix), 8);
+    }
+    put(Crc32c(out), 4);
+    return out;
 }
 
 // Re-seals a hand-edited encoding with a valid checksum, so that a test
@@ -51,15 +85,50 @@ TEST(Crc32cTest, MatchesTheCastagnoliCheckValue) {
 }
 
 TEST(CatalogFormatTest, EncodeDecodeRoundTrip) {
-    for (const Catalog &catalog : {Catalog{}, TwoRegions(42)}) {
+    for (const Catalog &catalog : {Catalog{}, TwoRegions(42), TwoRegionsWithARecord(43)}) {
         StatusOr<Catalog> decoded = DecodeCatalog(EncodeCatalog(catalog));
         ASSERT_TRUE(decoded.ok()) << decoded.status().message();
         EXPECT_EQ(*decoded, catalog);
     }
 }
 
+TEST(CatalogFormatTest, ReplicaSetRecordsMakeFormatTwoAndOnlyThen) {
+    // Without records the catalog stays what an rpmad before replica sets
+    // reads, so a pool that never used them can still go back to one.
+    EXPECT_EQ(EncodeCatalog(TwoRegions(3)), FormatOneCatalog(TwoRegions(3)));
+    const std::string bytes = EncodeCatalog(TwoRegionsWithARecord(3));
+    EXPECT_EQ(bytes[8], 2);
+    EXPECT_NE(bytes.find(TwoRegionsWithARecord(3).entries[1].replica_set), std::string::npos);
+}
+
+TEST(CatalogFormatTest, AFormatOneCatalogStillLoads) {
+    const std::string dir = FreshTestDirectory();
+    WriteFile(dir + "/catalog", FormatOneCatalog(TwoRegions(9)));
+    StatusOr<LoadedCatalog> loaded = LoadCatalog(dir);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    EXPECT_EQ(loaded->source, LoadedCatalog::Source::kCurrent);
+    EXPECT_EQ(loaded->catalog, TwoRegions(9));
+    for (const CatalogEntry &entry : loaded->catalog.entries) {
+        EXPECT_TRUE(entry.replica_set.empty()) << entry.name;
+    }
+    // The next commit with a record is format 2 and comes back whole.
+    ASSERT_TRUE(CommitCatalog(dir, TwoRegionsWithARecord(10)).status.ok());
+    loaded = LoadCatalog(dir);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    EXPECT_EQ(loaded->catalog, TwoRegionsWithARecord(10));
+}
+
+TEST(CatalogFormatTest, AnOversizedReplicaSetRecordIsDamage) {
+    Catalog catalog = TwoRegions(3);
+    catalog.entries[0].replica_set.assign(kMaxReplicaSetRecordBytes + 1, 'x');
+    StatusOr<Catalog> decoded = DecodeCatalog(EncodeCatalog(catalog));
+    ASSERT_FALSE(decoded.ok());
+    EXPECT_NE(decoded.status().message().find("replica-set record of"), std::string::npos)
+        << decoded.status().message();
+}
+
 TEST(CatalogFormatTest, EveryFlippedByteIsDetected) {
-    const std::string bytes = EncodeCatalog(TwoRegions(3));
+    const std::string bytes = EncodeCatalog(TwoRegionsWithARecord(3));
     for (size_t i = 0; i < bytes.size(); i++) {
         std::string damaged = bytes;
         damaged[i] ^= 0x01;
@@ -70,7 +139,7 @@ TEST(CatalogFormatTest, EveryFlippedByteIsDetected) {
 }
 
 TEST(CatalogFormatTest, EveryTruncationIsDetected) {
-    const std::string bytes = EncodeCatalog(TwoRegions(3));
+    const std::string bytes = EncodeCatalog(TwoRegionsWithARecord(3));
     for (size_t length = 0; length < bytes.size(); length++) {
         EXPECT_FALSE(DecodeCatalog(bytes.substr(0, length)).ok()) << "length " << length;
     }
@@ -95,10 +164,10 @@ TEST(CatalogFormatTest, BadMagicIsRejected) {
 
 TEST(CatalogFormatTest, UnknownVersionIsRejected) {
     std::string bytes = EncodeCatalog(TwoRegions(3));
-    bytes[8] = 2;  // the version follows the 8-byte magic
+    bytes[8] = 3;  // the version follows the 8-byte magic
     StatusOr<Catalog> decoded = DecodeCatalog(Reseal(bytes));
     ASSERT_FALSE(decoded.ok());
-    EXPECT_NE(decoded.status().message().find("version 2 is not supported"), std::string::npos)
+    EXPECT_NE(decoded.status().message().find("version 3 is not supported"), std::string::npos)
         << decoded.status().message();
 }
 
