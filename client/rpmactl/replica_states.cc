@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "replica_set_state.h"
+
 namespace rpmactl {
 namespace {
 
@@ -23,25 +25,34 @@ const v1::ReplicaSetMember *FindMember(const v1::ReplicaSetRecord &record,
 
 SetVerdict DecideReplicaStates(const std::vector<ReplicaRecord> &replicas) {
     SetVerdict verdict;
-    uint64_t newest = 0;
+    // The library's own decision (what Region::Open makes of these
+    // records), as a reader that opens whatever it reached: rpmactl shows
+    // states even when it reached fewer than a majority, and says so.
+    rpma::client::ReplicaSetInput input;
+    input.region = "-";
+    input.writer = false;
+    input.force = true;
+    input.quorum = 1;
     std::set<std::string> set_ids;
-    for (const auto &r : replicas) {
-        if (!r.reached || r.record.generation() == 0)
-            continue;
-        set_ids.insert(r.record.set_id());
-        if (r.record.generation() > newest) {
-            newest = r.record.generation();
-            verdict.newest = r.record;
+    for (size_t i = 0; i < replicas.size(); ++i) {
+        const ReplicaRecord &r = replicas[i];
+        input.addresses.push_back("replica " + std::to_string(i));
+        rpma::client::ReplicaSetAnswer answer;
+        if (r.reached) {
+            answer.kind = rpma::client::ReplicaSetAnswer::Kind::kRecord;
+            answer.record = r.record;
+            answer.daemon_id = r.daemon_id;
+            if (r.record.generation() > 0)
+                set_ids.insert(r.record.set_id());
         }
+        input.answers.push_back(std::move(answer));
     }
+    const rpma::client::ReplicaSetDecision decision = rpma::client::DecideReplicaSet(input);
+    verdict.newest = decision.newest;
+    const uint64_t newest = decision.newest.generation();
     verdict.conflicting_sets = set_ids.size() > 1;
-    // Every record of the newest generation (equal generations can differ
-    // when a writer died half-way through recording a change).
-    std::vector<const v1::ReplicaSetRecord *> newest_records;
-    for (const auto &r : replicas)
-        if (r.reached && newest > 0 && r.record.generation() == newest)
-            newest_records.push_back(&r.record);
-
+    // Trust, against the record's own members (the servers rpmactl was
+    // given need not be the set's).
     verdict.members = static_cast<size_t>(verdict.newest.members_size());
     for (const auto &member : verdict.newest.members())
         verdict.members_reached += std::any_of(replicas.begin(), replicas.end(), [&](auto &r) {
@@ -49,61 +60,46 @@ SetVerdict DecideReplicaStates(const std::vector<ReplicaRecord> &replicas) {
         });
     verdict.trusted = newest > 0 && verdict.members_reached * 2 > verdict.members;
 
-    for (const auto &r : replicas) {
+    for (size_t i = 0; i < replicas.size(); ++i) {
+        const ReplicaRecord &r = replicas[i];
         ReplicaVerdict v;
         v.own_generation = r.record.generation();
+        v.why = i < decision.why.size() ? decision.why[i] : "";
         if (!r.reached) {
             v.condition = ReplicaCondition::kUnknown;
             v.why = "not reached";
         } else if (newest == 0) {
             v.condition = ReplicaCondition::kUnrecorded;
+        } else if (i < decision.in_sync.size() && decision.in_sync[i]) {
+            v.condition = ReplicaCondition::kInSync;
         } else {
-            // The member entry that decides: one that does not say IN_SYNC
-            // if any record of the newest generation says so.
-            const v1::ReplicaSetMember *member = nullptr;
-            bool everywhere_in_sync = true;
-            for (const auto *record : newest_records) {
-                const v1::ReplicaSetMember *m = FindMember(*record, r.daemon_id);
-                if (m == nullptr || m->state() != v1::ReplicaSetMember::STATE_IN_SYNC) {
-                    everywhere_in_sync = false;
-                    if (m != nullptr && (member == nullptr ||
-                                         member->state() == v1::ReplicaSetMember::STATE_IN_SYNC))
-                        member = m;
-                } else if (member == nullptr) {
-                    member = m;
-                }
+            const v1::ReplicaSetMember *member = FindMember(verdict.newest, r.daemon_id);
+            v.condition =
+                member != nullptr && member->state() == v1::ReplicaSetMember::STATE_REPAIRING
+                    ? ReplicaCondition::kRepairing
+                    : ReplicaCondition::kStale;
+            // Since when: the newest record's word for it, else another
+            // record of that generation's (equal generations that differ),
+            // else the first generation its daemon lacks.
+            v.stale_since = i < decision.stale_since.size() ? decision.stale_since[i] : 0;
+            for (const auto &other : replicas) {
+                if (v.stale_since > 0)
+                    break;
+                if (!other.reached || other.record.generation() != newest)
+                    continue;
+                const v1::ReplicaSetMember *m = FindMember(other.record, r.daemon_id);
+                if (m != nullptr && m->state() != v1::ReplicaSetMember::STATE_IN_SYNC)
+                    v.stale_since = m->stale_since();
             }
-            const bool holds_newest = r.record.generation() == newest;
-            if (member != nullptr && everywhere_in_sync && holds_newest) {
-                v.condition = ReplicaCondition::kInSync;
-            } else if (member == nullptr) {
-                v.condition = ReplicaCondition::kStale;
-                v.stale_since = newest;
-                v.why = "its daemon is not a member of the replica set's record (generation " +
-                        std::to_string(newest) +
-                        "): another daemon at this address, or the region created again";
-            } else if (member->state() == v1::ReplicaSetMember::STATE_REPAIRING) {
-                v.condition = ReplicaCondition::kRepairing;
-                v.stale_since = member->stale_since() ? member->stale_since() : newest;
-                v.why = "being repaired";
-                if (r.progress && r.progress->total_bytes() > 0) {
-                    v.repair_fraction =
-                        std::min(1.0, static_cast<double>(r.progress->bytes_compared()) /
-                                          static_cast<double>(r.progress->total_bytes()));
-                    v.repair_reported_unix_seconds = r.progress->reported_unix_seconds();
-                }
-            } else if (member->state() != v1::ReplicaSetMember::STATE_IN_SYNC ||
-                       !everywhere_in_sync) {
-                v.condition = ReplicaCondition::kStale;
-                v.stale_since = member->stale_since() ? member->stale_since() : newest;
-                v.why = "marked stale in the replica set's record";
-            } else {
-                // IN_SYNC in the newest record, but its daemon did not take
-                // that record: it may have missed what came with it.
-                v.condition = ReplicaCondition::kStale;
-                v.stale_since = r.record.generation() + 1;
-                v.why = "its daemon holds generation " + std::to_string(r.record.generation()) +
-                        " of the replica set, not the newest (" + std::to_string(newest) + ")";
+            if (v.stale_since == 0)
+                v.stale_since =
+                    member != nullptr && v.own_generation < newest ? v.own_generation + 1 : newest;
+            if (v.condition == ReplicaCondition::kRepairing && r.progress &&
+                r.progress->total_bytes() > 0) {
+                v.repair_fraction =
+                    std::min(1.0, static_cast<double>(r.progress->bytes_compared()) /
+                                      static_cast<double>(r.progress->total_bytes()));
+                v.repair_reported_unix_seconds = r.progress->reported_unix_seconds();
             }
         }
         verdict.replicas.push_back(std::move(v));

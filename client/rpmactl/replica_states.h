@@ -14,7 +14,11 @@
 //     member marked STALE, or REPAIRING (being copied into).
 // A daemon's own record can be stale itself (a replica that missed a change
 // still believes the old record): that is why every daemon's record counts,
-// not only the one of the replica shown.
+// not only the one of the replica shown. Which replicas are in sync is the
+// library's own decision (//client:replica_set_state, DecideReplicaSet, as
+// a forced reader); this adds what an operator is shown: repairing and its
+// progress, since when, and whether a majority of the record's members was
+// reached.
 #ifndef CLIENT_RPMACTL_REPLICA_STATES_H
 #define CLIENT_RPMACTL_REPLICA_STATES_H
 
