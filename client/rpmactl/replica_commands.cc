@@ -318,7 +318,8 @@ int Verify(const Settings &settings, const ReplicaArgs &args) {
             }
             table.Print();
             if (shown < ranges.size())
-                printf("... and %zu more ranges (--all shows every one)\n", ranges.size() - shown);
+                printf("... and %zu more range%s (--all shows every one)\n", ranges.size() - shown,
+                       ranges.size() - shown == 1 ? "" : "s");
         }
         printf("\n");
         if (identical) {
