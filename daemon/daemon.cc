@@ -12,9 +12,8 @@ namespace rpmad {
 namespace {
 
 StatusOr<RegionInfo> FindInfo(const RegionStore &store, const std::string &name) {
-    for (auto &info : store.List())
-        if (info.name == name)
-            return info;
+    if (auto info = store.Find(name); info.ok())
+        return info;
     return Status(StatusCode::kNotFound, "region '" + name +
                                              "' does not exist: list the regions with "
                                              "ListRegions (rpmactl region list)");
@@ -399,15 +398,15 @@ StatusOr<std::string> Daemon::ChecksumRegion(const std::string &name, uint64_t o
     // Hashing reads up to the whole region: a few at a time, so that
     // checksums cannot take every control-plane thread and the memory
     // bandwidth from the clients.
-    if (checksums_running_.fetch_add(1) >= kMaxChecksumsAtOnce) {
-        checksums_running_.fetch_sub(1);
+    struct Slot {
+        std::atomic<int> &running;
+        ~Slot() { running.fetch_sub(1); }
+    } slot{checksums_running_};
+    if (slot.running.fetch_add(1) >= kMaxChecksumsAtOnce)
         return Status(StatusCode::kResourceExhausted,
                       "rpmad computes " + std::to_string(kMaxChecksumsAtOnce) +
                           " region checksums at once, its limit: retry when one has finished");
-    }
-    std::string checksums = ChecksumExtents((*region)->bytes(), offset, length, extent_size);
-    checksums_running_.fetch_sub(1);
-    return checksums;
+    return ChecksumExtents((*region)->bytes(), offset, length, extent_size);
 }
 
 StatusOr<v1::RepairProgress> Daemon::ReportRepairProgress(const v1::RepairProgress &progress) {

@@ -700,27 +700,40 @@ Replacement RegionStore::SetReplicaSet(const std::string &name, uint64_t id, std
     return committed;
 }
 
+RegionInfo RegionStore::InfoOf(const std::string &name, const Slot &slot) const {
+    RegionInfo info;
+    info.name = name;
+    info.size = slot.entry.size;
+    info.id = slot.entry.id;
+    info.created_unix = slot.entry.created_unix;
+    info.replica_set = slot.entry.replica_set;
+    info.path = slot.device.empty() ? FilePath(slot.entry.file_name) : slot.device;
+    info.backing = BackingName(slot.device.empty() ? Backing::kPoolFile : Backing::kDeviceDax);
+    info.problem = ProblemOf(slot);
+    info.healthy = info.problem.empty();
+    if (slot.region != nullptr) {
+        info.granularity = GranularityName(slot.region->granularity());
+        info.persist_method = PersistMethodName(slot.region->granularity());
+    }
+    return info;
+}
+
 std::vector<RegionInfo> RegionStore::List() const {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<RegionInfo> infos;
     for (const auto &[name, slot] : slots_) {
-        RegionInfo info;
-        info.name = name;
-        info.size = slot.entry.size;
-        info.id = slot.entry.id;
-        info.created_unix = slot.entry.created_unix;
-        info.replica_set = slot.entry.replica_set;
-        info.path = slot.device.empty() ? FilePath(slot.entry.file_name) : slot.device;
-        info.backing = BackingName(slot.device.empty() ? Backing::kPoolFile : Backing::kDeviceDax);
-        info.problem = ProblemOf(slot);
-        info.healthy = info.problem.empty();
-        if (slot.region != nullptr) {
-            info.granularity = GranularityName(slot.region->granularity());
-            info.persist_method = PersistMethodName(slot.region->granularity());
-        }
-        infos.push_back(std::move(info));
+        infos.push_back(InfoOf(name, slot));
     }
     return infos;
+}
+
+StatusOr<RegionInfo> RegionStore::Find(const std::string &name) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = slots_.find(name);
+    if (it == slots_.end()) {
+        return Status(StatusCode::kNotFound, "no region named \"" + name + "\"");
+    }
+    return InfoOf(name, it->second);
 }
 
 std::vector<std::string> RegionStore::problems() const {

@@ -144,6 +144,8 @@ class RegionStore {
     Replacement SetReplicaSet(const std::string &name, uint64_t id, std::string record);
 
     std::vector<RegionInfo> List() const;  // sorted by name
+    // One region as List() shows it (unhealthy too); NOT_FOUND.
+    StatusOr<RegionInfo> Find(const std::string &name) const;
 
     // What Open found and cleaned up, and every unhealthy region; one
     // sentence each.
@@ -163,6 +165,7 @@ class RegionStore {
     // Why the slot is unhealthy: it could not be mapped, or its region is
     // damaged (Region::damage); "" when it is healthy.
     static std::string ProblemOf(const Slot &slot);
+    RegionInfo InfoOf(const std::string &name, const Slot &slot) const;
 
     RegionStore(RegionStoreOptions options, std::vector<RegionMetadata> device_dax, int lock_fd);
 
