@@ -76,6 +76,21 @@ std::string Rate(uint64_t bytes, double seconds) {
                : "-";
 }
 
+// What rpmactl says of a replica that is not in sync.
+std::string NotInSync(const rpma::client::ReplicaInfo &replica) {
+    switch (replica.state) {
+        case rpma::client::ReplicaState::kRepairing:
+            return "is being repaired (stale since generation " +
+                   std::to_string(replica.stale_since) + ")";
+        case rpma::client::ReplicaState::kFailed:
+            return "failed";
+        default:
+            return replica.stale_since > 0 ? "is stale (missed writes since generation " +
+                                                 std::to_string(replica.stale_since) + ")"
+                                           : "is stale";
+    }
+}
+
 // --- put ---------------------------------------------------------------------
 
 int Put(const Settings &settings, const DataArgs &args) {
@@ -140,6 +155,16 @@ int Put(const Settings &settings, const DataArgs &args) {
     progress.Finish();
     if (!status.ok())
         return Fail(status);
+    // Replicas that were stale when the region opened got none of it (those
+    // that failed during the put were reported as they did).
+    for (size_t i = 0; i < (*region)->replicas().size(); ++i) {
+        const auto &replica = (*region)->replicas()[i];
+        if (replica.state == rpma::client::ReplicaState::kStale)
+            PrintError(Status(StatusCode::kFailedPrecondition,
+                              "replica " + std::to_string(i) + " (" + replica.address + ") " +
+                                  NotInSync(replica) + ": it was not written; repair it with " +
+                                  "`rpmactl region repair " + address->region + "`"));
+    }
     const double seconds = Seconds(start);
     if (settings.json) {
         PrintJson(Summary(**region, address->offset, file_size, seconds));
@@ -157,21 +182,6 @@ int Put(const Settings &settings, const DataArgs &args) {
 
 // --- get ---------------------------------------------------------------------
 
-// What rpmactl says of a replica that is not in sync.
-std::string NotInSync(const rpma::client::ReplicaInfo &replica) {
-    switch (replica.state) {
-        case rpma::client::ReplicaState::kRepairing:
-            return "is being repaired (stale since generation " +
-                   std::to_string(replica.stale_since) + ")";
-        case rpma::client::ReplicaState::kFailed:
-            return "failed";
-        default:
-            return replica.stale_since > 0 ? "is stale (missed writes since generation " +
-                                                 std::to_string(replica.stale_since) + ")"
-                                           : "is stale";
-    }
-}
-
 int Get(const Settings &settings, const DataArgs &args) {
     std::string error;
     const auto address = ParseRegionAddress(args.address, &error);
@@ -188,6 +198,7 @@ int Get(const Settings &settings, const DataArgs &args) {
     // every member's record, and only those are read.
     rpma::client::OpenOptions options;
     options.read_only = true;
+    options.quorum = 1;  // one in-sync replica is enough to read
     auto region = OpenRegion(settings, address->region, options);
     if (!region.ok())
         return Fail(region.status());
@@ -202,8 +213,7 @@ int Get(const Settings &settings, const DataArgs &args) {
                     address->region + " " + NotInSync(info) +
                     ": its bytes are not what was acknowledged, so it is not read. Repair it "
                     "with `rpmactl region repair " +
-                    address->region + "`, or read an in-sync replica (leave out --replica)" +
-                    (info.error.ok() ? "" : "; " + info.error.message())));
+                    address->region + "`, or read an in-sync replica (leave out --replica)"));
         replica = *args.replica;
     } else {
         for (size_t i = 0; i < replicas.size() && replica == replicas.size(); ++i)

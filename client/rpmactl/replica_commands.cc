@@ -216,6 +216,7 @@ int Verify(const Settings &settings, const ReplicaArgs &args) {
     if (want_counts) {
         rpma::client::OpenOptions options;
         options.read_only = true;
+        options.quorum = 1;
         auto region = OpenRegion(settings, args.name, options);
         if (region.ok()) {
             for (auto &range : report) {
