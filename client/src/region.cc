@@ -4,13 +4,17 @@
 
 #include <poll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "region_impl.h"
@@ -23,6 +27,32 @@ namespace {
 // is 32 bits; a verbs device caps a message at its max_msg_sz), so that no
 // length ever makes a post fail, which would fail every replica at once.
 constexpr size_t kMaxPostBytes = size_t{1} << 30;
+
+int64_t NowUnix() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// Who records a change, for operators: "host pid N".
+std::string WriterId() {
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) != 0)
+        std::strcpy(host, "unknown-host");
+    return std::string(host) + " pid " + std::to_string(getpid());
+}
+
+// A new set's id: 32 random hex digits.
+std::string RandomSetId() {
+    std::random_device random;
+    std::string id;
+    for (int k = 0; k < 4; ++k) {
+        char word[9];
+        std::snprintf(word, sizeof(word), "%08x", static_cast<unsigned>(random()));
+        id += word;
+    }
+    return id;
+}
 
 }  // namespace
 
@@ -46,6 +76,8 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
                           "data-plane address \"" + data + "\" is not host:port");
     }
     quorum_ = options_.quorum == 0 ? set.addresses.size() : options_.quorum;
+    read_only_ = options_.read_only;
+    writer_id_ = WriterId();
     staging_memory_.resize(kSlots * kSlotSize + kPageSize);
     const auto misaligned = reinterpret_cast<uintptr_t>(staging_memory_.data()) % kPageSize;
     staging_ = std::span(staging_memory_)
@@ -62,46 +94,279 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
         member.control = std::move(*control);
         members_.push_back(std::move(member));
     }
-    for (size_t i = 0; i < members_.size(); ++i) {
-        Member &m = members_[i];
-        auto replica = Replica::Connect(*m.control, name_, options_.create_size,
-                                        options_.operation_timeout, m.data_address);
-        Status got = replica.ok() ? Status() : replica.status();
-        if (got.ok() && size_ != 0 && (*replica)->size() != size_)
-            got = Status(StatusCode::kFailedPrecondition,
-                         "its region has " + std::to_string((*replica)->size()) +
-                             " bytes where the others have " + std::to_string(size_));
-        if (got.ok())
-            got = (*replica)->Register(kStagingId, staging_);
-        if (!got.ok()) {
-            m.error = got;
-            m.error.WithReplica(i, m.address);
-            if (options_.on_failure)
-                options_.on_failure(m.error);
-            continue;
-        }
-        size_ = (*replica)->size();
-        m.replica = std::move(*replica);
-        m.state = ReplicaState::kLive;
+    const size_t n = members_.size();
+
+    // 1. Every replica at once: its region (created where missing, when
+    // asked) and its replica-set record.
+    std::vector<ReplicaSetAnswer> answers(n);
+    std::vector<uint64_t> sizes(n, 0);
+    {
+        std::vector<std::future<void>> asked;
+        for (size_t i = 0; i < n; ++i)
+            asked.push_back(std::async(std::launch::async, [&, i] {
+                ControlPlane &control = *members_[i].control;
+                ReplicaSetAnswer &a = answers[i];
+                auto info = Replica::EnsureRegion(control, name_, options_.create_size);
+                if (!info.ok()) {
+                    a.error = info.status();
+                    return;
+                }
+                sizes[i] = info->size();
+                ::rpmad::v1::GetReplicaSetRequest request;
+                request.set_region(name_);
+                ::rpmad::v1::ReplicaSetView view;
+                const grpc::Status got =
+                    control.regions().GetReplicaSet(RecordContext(control).get(), request, &view);
+                if (got.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+                    a.kind = ReplicaSetAnswer::Kind::kUnimplemented;
+                } else if (!got.ok()) {
+                    a.error = FromGrpc(got, control.address());
+                } else {
+                    a.kind = ReplicaSetAnswer::Kind::kRecord;
+                    a.record = view.record();
+                    a.daemon_id = view.daemon_id();
+                }
+            }));
+        for (auto &f : asked)
+            f.get();
     }
-    if (Live() < quorum_) {
+    // Sizes: the first replica reached decides.
+    for (size_t i = 0; i < n; ++i) {
+        if (sizes[i] == 0)
+            continue;
+        if (size_ == 0)
+            size_ = sizes[i];
+        if (sizes[i] != size_) {
+            answers[i] = ReplicaSetAnswer();
+            answers[i].error = Status(StatusCode::kFailedPrecondition,
+                                      "its region has " + std::to_string(sizes[i]) +
+                                          " bytes where the others have " + std::to_string(size_));
+        }
+    }
+    for (size_t i = 0; i < n; ++i)
+        if (!answers[i].error.ok())
+            members_[i].error = Status(answers[i].error).WithReplica(i, members_[i].address);
+    auto too_few = [&](size_t opened) {
         // The first replica's error says it best (e.g. kNotFound); the
         // message names every one.
         Status first;
         std::string all;
         for (const Member &m : members_)
-            if (m.state == ReplicaState::kFailed) {
+            if (!m.error.ok()) {
                 if (first.ok())
                     first = m.error;
                 all += (all.empty() ? "" : "; ") + m.error.ToString();
             }
-        return Status(first.code(), "opening region " + name_ + ": " + std::to_string(Live()) +
-                                        " of " + std::to_string(members_.size()) +
-                                        " replicas opened, " + std::to_string(quorum_) +
-                                        " needed: " + all)
+        return Status(first.code(), "opening region " + name_ + ": " + std::to_string(opened) +
+                                        " of " + std::to_string(n) + " replicas opened, " +
+                                        std::to_string(quorum_) + " needed: " + all)
             .WithReplica(*first.replica(), first.replica_address());
+    };
+    size_t reached = 0;
+    for (const ReplicaSetAnswer &a : answers)
+        reached += a.kind != ReplicaSetAnswer::Kind::kUnreached;
+    if (reached < quorum_)
+        return too_few(reached);
+
+    // 2. The rules (replica_set_state.h), and the writer's view recorded.
+    ReplicaSetInput input;
+    input.region = name_;
+    input.addresses = set.addresses;
+    input.answers = answers;
+    input.quorum = quorum_;
+    input.writer = !read_only_;
+    input.force = options_.force;
+    input.repair_takeover = options_.repair_takeover;
+    input.writer_id = writer_id_;
+    input.now_unix = NowUnix();
+    input.new_set_id = RandomSetId();
+    const ReplicaSetDecision decision = DecideReplicaSet(input);
+    if (!decision.status.ok())
+        return decision.status;
+    legacy_ = decision.legacy;
+    record_ = decision.newest;
+    generation_ = record_.generation();
+    if (decision.change) {
+        std::vector<bool> send(n), accepted(n, false);
+        for (size_t i = 0; i < n; ++i)
+            send[i] = answers[i].kind == ReplicaSetAnswer::Kind::kRecord;
+        if (Status s = Propose(*decision.change, send, &accepted,
+                               "opening region " + name_ + ": recording the writer's view");
+            !s.ok())
+            return s;
+        record_ = *decision.change;
+        generation_ = record_.generation();
     }
+    for (size_t i = 0; i < n; ++i) {
+        Member &m = members_[i];
+        m.daemon_id = answers[i].daemon_id;
+        m.stale_since = decision.stale_since[i];
+        if (decision.in_sync[i])
+            continue;
+        m.state = ReplicaState::kStale;
+        if (answers[i].kind != ReplicaSetAnswer::Kind::kUnreached)
+            m.error =
+                Status(StatusCode::kFailedPrecondition, "stale: " + decision.why[i] +
+                                                            ": repair it (Readd, `rpmactl region "
+                                                            "repair " +
+                                                            name_ + "`)")
+                    .WithReplica(i, m.address);
+    }
+
+    // 3. Sessions on the replicas in sync, under the generation held.
+    const uint64_t session_generation = read_only_ || legacy_ ? 0 : generation_;
+    for (size_t i = 0; i < n; ++i) {
+        Member &m = members_[i];
+        if (!decision.in_sync[i])
+            continue;
+        auto replica = Replica::Connect(*m.control, name_, session_generation,
+                                        options_.operation_timeout, m.data_address);
+        Status got = replica.ok() ? Status() : replica.status();
+        if (got.ok())
+            got = (*replica)->Register(kStagingId, staging_);
+        if (!got.ok()) {
+            m.state = ReplicaState::kLive;  // as it is in the record: MarkFailed records it
+            MarkFailed(i, got, Op{Op::Kind::kOpen});
+            continue;
+        }
+        m.replica = std::move(*replica);
+        m.state = ReplicaState::kLive;
+        if (m.daemon_id.empty())
+            m.daemon_id = m.replica->daemon_id();
+    }
+    if (Live() < quorum_)
+        return too_few(Live());
+    if (record_pending_)
+        if (Status s = Settle(Op{Op::Kind::kOpen}); !s.ok())
+            return s;
     worker_ = std::thread([this] { WorkerLoop(); });
+    return Status();
+}
+
+std::unique_ptr<grpc::ClientContext> Region::Impl::RecordContext(ControlPlane &control) const {
+    auto context = control.Context();
+    const auto bound =
+        std::chrono::system_clock::now() +
+        std::min<std::chrono::milliseconds>(options_.operation_timeout, control.options().timeout);
+    context->set_deadline(bound);
+    return context;
+}
+
+Status Region::Impl::Propose(const ::rpmad::v1::ReplicaSetRecord &record,
+                             const std::vector<bool> &send, std::vector<bool> *accepted,
+                             const std::string &what) {
+    const size_t n = members_.size();
+    accepted->resize(n, false);
+    std::vector<::rpmad::v1::SetReplicaSetResponse> responses(n);
+    std::vector<Status> errors(n);
+    std::vector<bool> asked(n, false);
+    {
+        std::vector<std::future<void>> calls;
+        for (size_t i = 0; i < n; ++i) {
+            if (!send[i] || (*accepted)[i])
+                continue;
+            asked[i] = true;
+            ::rpmad::v1::SetReplicaSetRequest request;
+            request.set_region(name_);
+            request.set_expected_generation(record.generation() - 1);
+            *request.mutable_record() = record;
+            if (members_[i].replica)
+                request.add_keep_session_ids(members_[i].replica->session_id());
+            calls.push_back(std::async(std::launch::async, [&, i, request] {
+                ControlPlane &control = *members_[i].control;
+                errors[i] = FromGrpc(control.regions().SetReplicaSet(RecordContext(control).get(),
+                                                                     request, &responses[i]),
+                                     control.address());
+            }));
+        }
+        for (auto &c : calls)
+            c.get();
+    }
+    std::string refused;
+    for (size_t i = 0; i < n; ++i) {
+        if (!asked[i])
+            continue;
+        if (!errors[i].ok()) {
+            refused += "; replica " + std::to_string(i) + ": " + errors[i].ToString();
+            continue;
+        }
+        const auto &current = responses[i].current();
+        if (responses[i].applied() ||
+            (current.generation() == record.generation() && SameMembers(current, record) &&
+             current.writer() == record.writer())) {
+            (*accepted)[i] = true;
+            continue;
+        }
+        if (current.generation() >= record.generation()) {
+            // Another writer changed the set first: this Region is fenced.
+            fenced_ = attention_ = true;
+            fenced_status_ =
+                Status(StatusCode::kFailedPrecondition,
+                       what + ": the replica set changed under this Region (" +
+                           DescribeRecord(current) + ", seen on replica " + std::to_string(i) +
+                           " " + members_[i].address + "): open it again")
+                    .WithReplica(i, members_[i].address);
+            return fenced_status_;
+        }
+        refused += "; replica " + std::to_string(i) + " holds generation " +
+                   std::to_string(current.generation()) + " (behind)";
+    }
+    Status verdict = RecordedVerdict(record, *accepted, options_.force, what);
+    if (!verdict.ok())
+        return Status(verdict.code(), verdict.message() + refused);
+    return verdict;
+}
+
+void Region::Impl::Adopt(const ::rpmad::v1::ReplicaSetRecord &record) {
+    record_ = record;
+    generation_ = record.generation();
+    for (size_t i = 0; i < members_.size() && static_cast<int>(i) < record.members_size(); ++i)
+        members_[i].stale_since = record.members(static_cast<int>(i)).stale_since();
+}
+
+Status Region::Impl::Settle(const Op &op) {
+    for (;;) {
+        if (!pending_) {
+            auto next = Successor(record_, writer_id_, NowUnix(), "replica failed");
+            std::string which;
+            for (size_t i = 0; i < members_.size(); ++i)
+                if (members_[i].state == ReplicaState::kFailed &&
+                    next.members(static_cast<int>(i)).state() ==
+                        ::rpmad::v1::ReplicaSetMember::STATE_IN_SYNC) {
+                    SetMemberState(&next, i, ::rpmad::v1::ReplicaSetMember::STATE_STALE);
+                    which += (which.empty() ? "" : ", ") + std::to_string(i);
+                }
+            if (which.empty()) {
+                record_pending_ = false;
+                attention_ = fenced_ || read_only_;
+                return Status();
+            }
+            next.set_reason("replica " + which + " failed");
+            pending_ = std::move(next);
+            pending_accepted_.assign(members_.size(), false);
+        }
+        std::vector<bool> send(members_.size());
+        for (size_t i = 0; i < members_.size(); ++i)
+            send[i] = !Out(members_[i].state);
+        if (Status s = Propose(*pending_, send, &pending_accepted_,
+                               op.ToString() + ": recording " + pending_->reason());
+            !s.ok())
+            return s;
+        Adopt(*pending_);
+        pending_.reset();
+    }
+}
+
+Status Region::Impl::Attend(const Op &op, bool writes) {
+    if (fenced_)
+        return fenced_status_;
+    if (writes && read_only_)
+        return Status(StatusCode::kFailedPrecondition,
+                      op.ToString() + ": the region " + name_ +
+                          " was opened read-only: open it without read_only to write");
+    // A read acknowledges nothing: it needs no record.
+    if (record_pending_ && writes)
+        return Settle(op);
     return Status();
 }
 
@@ -116,8 +381,12 @@ std::vector<ReplicaInfo> Region::Impl::Infos() const {
 
 void Region::Impl::MarkFailed(size_t i, Status why, const Op &op) {
     Member &m = members_[i];
-    if (m.state == ReplicaState::kFailed)
+    if (Out(m.state))
         return;
+    // Rule 2: one in sync in the record is recorded STALE before the next
+    // acknowledgement (Finish); one being repaired is REPAIRING already.
+    if (m.state == ReplicaState::kLive && !legacy_ && !read_only_)
+        record_pending_ = attention_ = true;
     m.state = ReplicaState::kFailed;
     m.error =
         Status(why.code(), "failed during " + op.ToString() + ": " + why.message() + Unconfirmed(i))
@@ -166,7 +435,7 @@ std::string Region::Impl::Unconfirmed(size_t i) const {
 
 void Region::Impl::ProgressAll(const Op &op) {
     for (size_t i = 0; i < members_.size(); ++i)
-        if (members_[i].state != ReplicaState::kFailed)
+        if (!Out(members_[i].state))
             if (!members_[i].replica->Progress())
                 MarkFailed(i, members_[i].replica->failure(), op);
 }
@@ -181,7 +450,7 @@ size_t Region::Impl::Live() const {
 Status Region::Impl::QuorumLost(const Op &op) const {
     std::string failed;
     for (const Member &m : members_)
-        if (m.state == ReplicaState::kFailed)
+        if (Out(m.state))
             failed += "; " + m.error.ToString();
     return Status(StatusCode::kQuorumLost,
                   op.ToString() + ": " + std::to_string(Live()) + " of " +
@@ -223,7 +492,7 @@ void Region::Impl::WaitForAny(const Op &op, std::chrono::milliseconds timeout) {
                    static_cast<int>((timeout - std::min(timeout, kInlineSlice)).count()));
         for (size_t k = 0; k < poll_fds_.size(); ++k) {
             const size_t i = poll_owners_[k];
-            if (poll_fds_[k].revents == 0 || members_[i].state == ReplicaState::kFailed)
+            if (poll_fds_[k].revents == 0 || Out(members_[i].state))
                 continue;
             Replica &r = *members_[i].replica;
             if (!r.CheckConnection() || !r.Wait(std::chrono::milliseconds(0), &fired))
@@ -285,7 +554,7 @@ Region::Impl::Registered *Region::Impl::SendsFrom(std::span<const std::byte> byt
         return r;
     size_t posted_to = 0;
     for (const Member &m : members_)
-        posted_to += m.state != ReplicaState::kFailed;
+        posted_to += !Out(m.state);
     return quorum_ >= posted_to ? r : nullptr;
 }
 
@@ -294,7 +563,7 @@ Status Region::Impl::PostWrite(const Op &op, uint64_t offset, std::span<const st
     auto post = [&](size_t buffer, size_t local, uint64_t at, size_t length, bool confirmed) {
         const uint64_t seq = ++seq_;
         for (size_t i = 0; i < members_.size(); ++i)
-            if (members_[i].state != ReplicaState::kFailed)
+            if (!Out(members_[i].state))
                 if (Replica &r = *members_[i].replica;
                     !r.PostWrite(at, buffer, local, length, seq, confirmed))
                     MarkFailed(i, r.failure(), op);
@@ -335,7 +604,7 @@ Status Region::Impl::PostPersist(const Op &op, uint64_t offset, uint64_t length,
         return s;
     *seq = ++seq_;
     for (size_t i = 0; i < members_.size(); ++i)
-        if (members_[i].state != ReplicaState::kFailed)
+        if (!Out(members_[i].state))
             if (Replica &r = *members_[i].replica; !r.PostPersist(offset, length, *seq))
                 MarkFailed(i, r.failure(), op);
     return Status();
@@ -346,7 +615,7 @@ size_t Region::Impl::Sole() const {
         return members_.size();
     size_t sole = members_.size();
     for (size_t i = 0; i < members_.size(); ++i) {
-        if (members_[i].state == ReplicaState::kFailed)
+        if (Out(members_[i].state))
             continue;
         // A second one to post to, or one that does not count yet.
         if (sole != members_.size() || members_[i].state != ReplicaState::kLive)
@@ -397,6 +666,14 @@ Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bo
         return Status(StatusCode::kInvalidArgument,
                       op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
     std::lock_guard lock(mu_);
+    if (attention_) [[unlikely]]
+        if (Status s = Attend(op, true); !s.ok())
+            return s;
+    return Finish(op, WriteLocked(op, offset, bytes, persist));
+}
+
+Status Region::Impl::WriteLocked(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
+                                 bool persist) {
     uint64_t last = 0;
     // (A sole replica meets the quorum.)
     if (const size_t sole = Sole();
@@ -430,6 +707,13 @@ Status Region::Impl::Persist(uint64_t offset, uint64_t length) {
         return Status(StatusCode::kInvalidArgument,
                       op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
     std::lock_guard lock(mu_);
+    if (attention_) [[unlikely]]
+        if (Status s = Attend(op, true); !s.ok())
+            return s;
+    return Finish(op, PersistLocked(op, offset, length));
+}
+
+Status Region::Impl::PersistLocked(const Op &op, uint64_t offset, uint64_t length) {
     uint64_t seq = 0;
     if (const size_t sole = Sole();
         sole < members_.size() && length > 0 && PostSole(op, sole, offset, {}, length, true, &seq))
@@ -457,7 +741,15 @@ Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
     const Span covering = Covering(ranges);
     const Op op{Op::Kind::kBatch, covering.offset, covering.length, count};
     std::lock_guard lock(mu_);
-    if (Status s = CheckQuorum(op); !s.ok() || covering.length == 0)
+    if (attention_) [[unlikely]]
+        if (Status s = Attend(op, true); !s.ok())
+            return s;
+    return Finish(op, CommitLocked(op, entries, count));
+}
+
+Status Region::Impl::CommitLocked(const Op &op, const Batch::Entry *entries, size_t count) {
+    const uint64_t covering_offset = op.offset, covering_length = op.length;
+    if (Status s = CheckQuorum(op); !s.ok() || covering_length == 0)
         return s;
     uint64_t seq = 0;
     for (size_t i = 0; i < count; ++i) {
@@ -469,7 +761,7 @@ Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
             !s.ok())
             return s;
     }
-    if (Status s = PostPersist(op, covering.offset, covering.length, &seq); !s.ok())
+    if (Status s = PostPersist(op, covering_offset, covering_length, &seq); !s.ok())
         return s;
     Status s = Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
     if (s.ok())
@@ -483,15 +775,35 @@ Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t inde
         return Status(StatusCode::kInvalidArgument,
                       op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
     std::lock_guard lock(mu_);
+    if (attention_) [[unlikely]]
+        if (Status s = Attend(op, false); !s.ok())
+            return s;
+    return ReadLocked(op, offset, out, index);
+}
+
+Status Region::Impl::ReadLocked(const Op &op, uint64_t offset, std::span<std::byte> out,
+                                size_t index) {
     if (index >= members_.size())
         return Status(
             StatusCode::kInvalidArgument,
             op.ToString() + ": the set has " + std::to_string(members_.size()) + " replicas");
-    if (members_[index].state != ReplicaState::kLive)
+    if (const Member &m = members_[index]; m.state != ReplicaState::kLive) {
+        if (m.stale_since > 0 || m.state == ReplicaState::kStale ||
+            m.state == ReplicaState::kResyncing)
+            return Status(StatusCode::kFailedPrecondition,
+                          op.ToString() + ": replica " + std::to_string(index) + " is " +
+                              (m.state == ReplicaState::kResyncing ? "being repaired" : "stale") +
+                              (m.stale_since > 0 ? " (missed writes since generation " +
+                                                       std::to_string(m.stale_since) + ")"
+                                                 : std::string()) +
+                              ": read another or repair it" +
+                              (m.error.ok() ? "" : " (" + m.error.ToString() + ")"))
+                .WithReplica(index, m.address);
         return Status(StatusCode::kFailedPrecondition,
-                      op.ToString() + ": the replica is not live (" +
-                          members_[index].error.ToString() + "); read from another or Readd it")
-            .WithReplica(index, members_[index].address);
+                      op.ToString() + ": the replica is not live (" + m.error.ToString() +
+                          "); read from another or Readd it")
+            .WithReplica(index, m.address);
+    }
     Replica &replica = *members_[index].replica;
     auto await = [&](uint64_t seq) {
         return Await(
@@ -541,7 +853,7 @@ Status Region::Impl::RegisterBuffer(std::span<std::byte> bytes) {
             return Status(StatusCode::kAlreadyExists, "the buffer overlaps one registered already");
     const size_t id = next_buffer_id_++;
     for (size_t i = 0; i < members_.size(); ++i)
-        if (members_[i].state != ReplicaState::kFailed)
+        if (!Out(members_[i].state))
             if (Status s = members_[i].replica->Register(id, bytes); !s.ok()) {
                 for (Member &m : members_)
                     if (m.replica)

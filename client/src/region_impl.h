@@ -15,6 +15,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 
 #include "plan.h"
 #include "replica.h"
+#include "replica_set_state.h"
 #include "rpma/client/region.h"
 
 namespace rpma::client {
@@ -51,6 +53,12 @@ inline std::string Describe(const char *what, uint64_t offset, uint64_t length) 
            std::to_string(offset);
 }
 
+// A replica the operations leave out: failed while open, or stale since the
+// open (no session).
+inline bool Out(ReplicaState state) {
+    return state == ReplicaState::kFailed || state == ReplicaState::kStale;
+}
+
 // The operation a wait or a failure belongs to, for messages. Spelled out
 // only when a message is made: an operation that goes well builds no string.
 struct Op {
@@ -62,7 +70,9 @@ struct Op {
         kRead,
         kCopy,
         kClosing,
-        kUnregister
+        kUnregister,
+        kOpen,
+        kRepair,
     };
     Kind kind;
     uint64_t offset = 0;
@@ -91,6 +101,10 @@ struct Op {
                 return "closing";
             case Kind::kUnregister:
                 return "unregistering a buffer";
+            case Kind::kOpen:
+                return "open";
+            case Kind::kRepair:
+                return "repair of replica " + std::to_string(replica);
         }
         return "an operation";
     }
@@ -160,18 +174,10 @@ class Region::Impl {
     Status Read(uint64_t offset, std::span<std::byte> out, size_t index);
     Status RegisterBuffer(std::span<std::byte> bytes);
     Status UnregisterBuffer(std::span<std::byte> bytes);
-    Status Readd(size_t index, const ProgressCallback &progress, const std::string &new_address);
-    Status Repair(size_t index, const RepairOptions &options) {
-        ProgressCallback progress;
-        if (options.progress)
-            progress = [&options](uint64_t done, uint64_t total) {
-                options.progress({done, done, total});
-            };
-        return Readd(index, progress, options.new_address);
-    }
+    Status Repair(size_t index, const RepairOptions &options);
     uint64_t generation() const {
         std::lock_guard lock(mu_);
-        return generation_;
+        return read_only_ ? 0 : generation_;
     }
     // Waits, up to operation_timeout, until the daemon behind `control` no
     // longer has session `session_id` (Readd's barrier).
@@ -181,6 +187,45 @@ class Region::Impl {
     uint64_t size() const { return size_; }
 
   private:
+    Status WriteLocked(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
+                       bool persist);
+    Status PersistLocked(const Op &op, uint64_t offset, uint64_t length);
+    Status CommitLocked(const Op &op, const Batch::Entry *entries, size_t count);
+    Status ReadLocked(const Op &op, uint64_t offset, std::span<std::byte> out, size_t index);
+    // What an operation checks before it starts when attention_ is set: a
+    // fenced Region, a read-only one's writes, failures not yet recorded.
+    Status Attend(const Op &op, bool writes);
+    // After an operation that marked an in-sync replica failed: records it
+    // STALE (generation + 1) before the operation returns (rule 2).
+    Status Finish(const Op &op, Status s) {
+        if (record_pending_) [[unlikely]] {
+            Status recorded = Settle(op);
+            if (s.ok())
+                return recorded;
+        }
+        return s;
+    }
+    // Records every replica marked failed that the held record has in
+    // sync, until none is left (rule 2); kQuorumLost when too few accepted,
+    // kFailedPrecondition when fenced.
+    Status Settle(const Op &op);
+    // Sends `record` (expected: its generation - 1) to the members that
+    // `send` selects and have not accepted it yet, at once, within
+    // operation_timeout; marks who accepted, and the Region fenced when a
+    // member holds a newer generation. Then rule 1's verdict on `record`.
+    Status Propose(const ::rpmad::v1::ReplicaSetRecord &record, const std::vector<bool> &send,
+                   std::vector<bool> *accepted, const std::string &what);
+    // Brings member `i`'s daemon, which holds generation `from`, to
+    // `record` step by step (each change adds exactly 1): the repair's
+    // target, behind since it went stale.
+    Status CatchUp(size_t i, uint64_t from, const ::rpmad::v1::ReplicaSetRecord &record);
+    // Adopts a recorded change: the held record, generation and stale_since.
+    void Adopt(const ::rpmad::v1::ReplicaSetRecord &record);
+    Status Fenced() const { return fenced_status_; }
+    std::unique_ptr<grpc::ClientContext> RecordContext(ControlPlane &control) const;
+    // Copies extent [offset, offset + length) from `source` to member
+    // `index` (read, write, persist), under the mutex (`lock` held).
+    Status CopyExtent(size_t index, uint64_t offset, uint64_t length);
     void MarkFailed(size_t i, Status why, const Op &op);
     // Remembers `op`, acknowledged by the quorum once `seq` was confirmed.
     void Acknowledge(const Op &op, uint64_t seq) {
@@ -266,7 +311,22 @@ class Region::Impl {
     const OpenOptions options_;
     size_t quorum_ = 0;
     uint64_t size_ = 0;
+
+    // The replica set's record (REPLICA_SETS.md), as this Region last
+    // recorded or read it; members in members_' order. Unused when legacy_.
+    ::rpmad::v1::ReplicaSetRecord record_;
     uint64_t generation_ = 0;
+    bool legacy_ = false;     // the daemons keep no records
+    bool read_only_ = false;  // OpenOptions::read_only
+    std::string writer_id_;   // "host pid N"
+    // The operations' one check: set while any of the below is.
+    bool attention_ = false;
+    bool record_pending_ = false;  // a replica in sync in record_ was marked failed
+    bool fenced_ = false;
+    Status fenced_status_;
+    // A change proposed and not yet recorded, and who accepted it.
+    std::optional<::rpmad::v1::ReplicaSetRecord> pending_;
+    std::vector<bool> pending_accepted_;
 
     mutable std::mutex mu_;  // every operation, start to end
     // The staging ring: kSlots slots of kSlotSize in staging_memory_, from
@@ -310,7 +370,7 @@ Region::Impl::Outcome Region::Impl::Decide(Need need, const Done &done, size_t o
     waiting_.clear();
     for (size_t i = 0; i < members_.size(); ++i) {
         Member &m = members_[i];
-        if (m.state == ReplicaState::kFailed || (need == Need::kOne && i != only))
+        if (Out(m.state) || (need == Need::kOne && i != only))
             continue;
         const bool ok = done(*m.replica);
         if (m.state == ReplicaState::kLive) {
@@ -320,7 +380,7 @@ Region::Impl::Outcome Region::Impl::Decide(Need need, const Done &done, size_t o
         if (!ok)
             waiting_.push_back(i);
     }
-    if (need == Need::kOne && members_[only].state == ReplicaState::kFailed)
+    if (need == Need::kOne && Out(members_[only].state))
         return Outcome::kReplicaFailed;
     if (need == Need::kQuorum) {
         switch (QuorumVerdict(confirmed, undecided, quorum_)) {
@@ -369,7 +429,7 @@ Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t onl
 template <typename Done>
 Status Region::Impl::AwaitSole(const Op &op, size_t i, const Done &done) {
     Member &m = members_[i];
-    if (m.state == ReplicaState::kFailed)  // its post failed
+    if (Out(m.state))  // its post failed
         return QuorumLost(op);
     Replica &r = *m.replica;
     if (done(r))
@@ -396,7 +456,7 @@ Status Region::Impl::AwaitSole(const Op &op, size_t i, const Done &done) {
 template <typename Predicate>
 bool Region::Impl::AllHold(const Predicate &holds) const {
     for (const Member &m : members_)
-        if (m.state != ReplicaState::kFailed && !holds(*m.replica))
+        if (!Out(m.state) && !holds(*m.replica))
             return false;
     return true;
 }

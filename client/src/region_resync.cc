@@ -9,77 +9,95 @@
 
 namespace rpma::client {
 
-Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
-                           const std::string &new_address) {
-    std::unique_lock lock(mu_);
-    if (index >= members_.size())
-        return Status(StatusCode::kInvalidArgument,
-                      "readd: the set has " + std::to_string(members_.size()) + " replicas");
-    Member &m = members_[index];
-    if (m.state != ReplicaState::kFailed)
-        return Status(StatusCode::kInvalidArgument, "readd: replica " + std::to_string(index) +
-                                                        " (" + m.address + ") is not failed");
-    if (m.replica) {
-        // Its connection was closed when it was marked failed; the daemon
-        // may not have seen that yet.
-        m.draining_session = m.replica->session_id();
-        m.replica.reset();
-    }
-    // A new channel also to the old address: the old one's connection may be
-    // waiting out a reconnect backoff that began when the daemon died.
-    const std::string address = new_address.empty() ? m.address : new_address;
-    auto control = ControlPlane::Connect(address, m.control->options());
-    if (!control.ok())
-        return control.status().WithReplica(index, address);
-    m.control = std::move(*control);
-    m.address = address;
-    if (!m.draining_session.empty()) {
-        if (Status s = AwaitSessionEnd(*m.control, m.draining_session); !s.ok())
-            return s.WithReplica(index, m.address);
-        m.draining_session.clear();
-    }
-    auto replica =
-        Replica::Connect(*m.control, name_, size_, options_.operation_timeout, m.data_address);
-    if (!replica.ok())
-        return replica.status().WithReplica(index, m.address);
-    if ((*replica)->size() != size_)
-        return Status(StatusCode::kFailedPrecondition,
-                      "readd: its region has " + std::to_string((*replica)->size()) +
-                          " bytes where the others have " + std::to_string(size_))
-            .WithReplica(index, m.address);
-    if (Status s = (*replica)->Register(kStagingId, staging_); !s.ok())
-        return s.WithReplica(index, m.address);
-    for (const Registered &r : registered_)
-        if (Status s = (*replica)->Register(r.id, r.bytes); !s.ok())
-            return s.WithReplica(index, m.address);
-    m.replica = std::move(*replica);
-    m.state = ReplicaState::kResyncing;
-    m.error = Status();
-    m.joined_after = seq_;
-    lock.unlock();
+namespace {
 
-    // Chunk by chunk under the mutex: a write to a chunk lands either before
-    // its copy (and is copied) or after it (and is posted to this replica
-    // behind the copy).
-    for (const Piece &piece : Chunks(0, size_, kSlotSize)) {
-        lock.lock();
-        const Op op{Op::Kind::kCopy, piece.offset, piece.length, 0, index};
-        auto fail = [&](Status s) {
-            MarkFailed(index, s, op);
-            return members_[index].error;
-        };
-        if (members_[index].state == ReplicaState::kFailed)
-            return members_[index].error;
-        size_t source = members_.size();
-        for (size_t i = 0; i < members_.size() && source == members_.size(); ++i)
-            if (members_[i].state == ReplicaState::kLive)
-                source = i;
-        if (source == members_.size())
-            return fail(QuorumLost(op));
-        const uint64_t before = seq_;
-        Status s = Await(
-            op, Need::kOne, [before](Replica &r) { return r.Completed(before); }, source);
-        auto slot = s.ok() ? AcquireSlot(op) : Result<size_t>(s);
+namespace v1 = ::rpmad::v1;
+
+constexpr uint64_t kExtent = uint64_t{1} << 20;  // ChecksumRegion's extent
+constexpr uint64_t kWindowExtents = 65536;       // at most, per ChecksumRegion
+constexpr size_t kChecksumBytes = 16;            // XXH3-128
+
+int64_t NowSeconds() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+Result<std::string> Checksums(ControlPlane &control, const std::string &region, uint64_t offset,
+                              uint64_t length) {
+    v1::ChecksumRegionRequest request;
+    request.set_region(region);
+    request.set_offset(offset);
+    request.set_length(length);
+    request.set_extent_size(kExtent);
+    v1::ChecksumRegionResponse response;
+    grpc::Status got;
+    // A daemon computes a few checksums at once (RESOURCE_EXHAUSTED past
+    // them): another repair's or a verify's end is waited for, boundedly.
+    for (int attempt = 0; attempt < 200; ++attempt) {
+        response.Clear();
+        got = control.regions().ChecksumRegion(control.Context().get(), request, &response);
+        if (got.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    if (!got.ok())
+        return FromGrpc(got, control.address());
+    const uint64_t extents = (length + kExtent - 1) / kExtent;
+    if (response.checksums().size() != extents * kChecksumBytes)
+        return Status(StatusCode::kInternal, control.address() + ": ChecksumRegion answered " +
+                                                 std::to_string(response.checksums().size()) +
+                                                 " bytes for " + std::to_string(extents) +
+                                                 " extents");
+    return response.checksums();
+}
+
+}  // namespace
+
+Status Region::Impl::CatchUp(size_t i, uint64_t from, const v1::ReplicaSetRecord &record) {
+    ControlPlane &control = *members_[i].control;
+    for (uint64_t g = from + 1; g < record.generation(); ++g) {
+        v1::ReplicaSetRecord step = record;
+        step.set_generation(g);
+        step.set_reason(record.reason() + " (catching up a stale member)");
+        v1::SetReplicaSetRequest request;
+        request.set_region(name_);
+        request.set_expected_generation(g - 1);
+        *request.mutable_record() = step;
+        v1::SetReplicaSetResponse response;
+        const grpc::Status got =
+            control.regions().SetReplicaSet(RecordContext(control).get(), request, &response);
+        if (!got.ok())
+            return FromGrpc(got, control.address()).WithReplica(i, members_[i].address);
+        if (!response.applied())
+            return Status(StatusCode::kFailedPrecondition,
+                          "repair: replica " + std::to_string(i) +
+                              "'s record moved on while it was brought up to date (" +
+                              DescribeRecord(response.current()) + "): another writer")
+                .WithReplica(i, members_[i].address);
+    }
+    return Status();
+}
+
+Status Region::Impl::CopyExtent(size_t index, uint64_t offset, uint64_t length) {
+    const Op op{Op::Kind::kCopy, offset, length, 0, index};
+    auto fail = [&](Status s) {
+        MarkFailed(index, s, op);
+        return members_[index].error;
+    };
+    if (Out(members_[index].state))
+        return members_[index].error;
+    size_t source = members_.size();
+    for (size_t i = 0; i < members_.size() && source == members_.size(); ++i)
+        if (members_[i].state == ReplicaState::kLive)
+            source = i;
+    if (source == members_.size())
+        return fail(QuorumLost(op));
+    // Chunk by chunk under the mutex: a write to the extent lands either
+    // before its read from the source (and is copied) or after it (and is
+    // posted to the target behind the copy).
+    for (const Piece &piece : Chunks(offset, length, kSlotSize)) {
+        auto slot = AcquireSlot(op);
         if (!slot.ok())
             return fail(slot.status());
         const size_t local = *slot * kSlotSize;
@@ -88,10 +106,10 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
         if (Replica &r = *members_[source].replica;
             !r.PostRead(piece.offset, kStagingId, local, piece.length, read_seq))
             MarkFailed(source, r.failure(), op);
-        s = Await(
+        Status s = Await(
             op, Need::kOne, [read_seq](Replica &r) { return r.Completed(read_seq); }, source);
         if (!s.ok())
-            return fail(s);  // the source failed: try Readd again with another
+            return fail(s);  // the source failed: repair again from another
         Replica &target = *members_[index].replica;
         const uint64_t write_seq = ++seq_;
         const uint64_t persist_seq = ++seq_;
@@ -104,14 +122,230 @@ Status Region::Impl::Readd(size_t index, const ProgressCallback &progress,
             index);
         if (!s.ok())
             return s;
-        lock.unlock();
-        if (progress)
-            progress(piece.offset + piece.length, size_);
     }
+    return Status();
+}
+
+Status Region::Impl::Repair(size_t index, const RepairOptions &options) {
+    const Op op{Op::Kind::kRepair, 0, 0, 0, index};
+    std::unique_lock lock(mu_);
+    if (index >= members_.size())
+        return Status(StatusCode::kInvalidArgument,
+                      "repair: the set has " + std::to_string(members_.size()) + " replicas");
+    if (fenced_)
+        return fenced_status_;
+    if (read_only_)
+        return Attend(op, true);
+    // Failures not recorded yet are recorded first; when too few accept
+    // them alone (a set left without a majority of live members), they go
+    // into the repair's first record, which the repaired member helps
+    // carry (below).
+    if (record_pending_)
+        if (Status s = Settle(op); !s.ok() && fenced_)
+            return s;
+    Member &m = members_[index];
+    if (!Out(m.state))
+        return Status(StatusCode::kInvalidArgument,
+                      "repair: replica " + std::to_string(index) + " (" + m.address + ") is " +
+                          (m.state == ReplicaState::kLive ? "in sync" : "being repaired") +
+                          ", not failed or stale");
+    if (m.replica) {
+        // Its connection was closed when it was marked failed; the daemon
+        // may not have seen that yet.
+        m.draining_session = m.replica->session_id();
+        m.replica.reset();
+    }
+    // A new channel also to the old address: the old one's connection may be
+    // waiting out a reconnect backoff that began when the daemon died.
+    const std::string address = options.new_address.empty() ? m.address : options.new_address;
+    auto control = ControlPlane::Connect(address, m.control->options());
+    if (!control.ok())
+        return control.status().WithReplica(index, address);
+    m.control = std::move(*control);
+    m.address = address;
+    if (!m.draining_session.empty()) {
+        if (Status s = AwaitSessionEnd(*m.control, m.draining_session); !s.ok())
+            return s.WithReplica(index, m.address);
+        m.draining_session.clear();
+    }
+    auto info = Replica::EnsureRegion(*m.control, name_, size_);
+    if (!info.ok())
+        return info.status().WithReplica(index, m.address);
+    if (info->size() != size_)
+        return Status(StatusCode::kFailedPrecondition,
+                      "repair: its region has " + std::to_string(info->size()) +
+                          " bytes where the others have " + std::to_string(size_))
+            .WithReplica(index, m.address);
+
+    // Recorded REPAIRING (generation + 1): every other writer is fenced.
+    uint64_t session_generation = 0;
+    if (!legacy_) {
+        v1::GetReplicaSetRequest get;
+        get.set_region(name_);
+        v1::ReplicaSetView view;
+        const grpc::Status got =
+            m.control->regions().GetReplicaSet(RecordContext(*m.control).get(), get, &view);
+        if (!got.ok())
+            return FromGrpc(got, m.address).WithReplica(index, m.address);
+        // On the change some members accepted already, if any.
+        const bool on_pending =
+            pending_ && std::find(pending_accepted_.begin(), pending_accepted_.end(), true) !=
+                            pending_accepted_.end();
+        auto next =
+            Successor(on_pending ? *pending_ : record_, writer_id_, NowSeconds(), "repair started");
+        for (size_t i = 0; i < members_.size(); ++i)
+            if (i != index && members_[i].state == ReplicaState::kFailed &&
+                next.members(static_cast<int>(i)).state() == v1::ReplicaSetMember::STATE_IN_SYNC)
+                SetMemberState(&next, i, v1::ReplicaSetMember::STATE_STALE);
+        v1::ReplicaSetMember &member = *next.mutable_members(static_cast<int>(index));
+        member.set_daemon_id(view.daemon_id());
+        member.set_address(m.address);
+        SetMemberState(&next, index, v1::ReplicaSetMember::STATE_REPAIRING);
+        if (view.record().generation() + 1 < next.generation())
+            if (Status s = CatchUp(index, view.record().generation(), next); !s.ok())
+                return s;
+        std::vector<bool> send(members_.size()), accepted;
+        for (size_t i = 0; i < members_.size(); ++i)
+            send[i] = i == index || !Out(members_[i].state);
+        if (Status s =
+                Propose(next, send, &accepted,
+                        "repair of replica " + std::to_string(index) + ": recording it REPAIRING");
+            !s.ok())
+            return s;
+        Adopt(next);
+        pending_.reset();
+        record_pending_ = false;
+        attention_ = fenced_ || read_only_;
+        m.daemon_id = view.daemon_id();
+        session_generation = generation_;
+    }
+    auto replica = Replica::Connect(*m.control, name_, session_generation,
+                                    options_.operation_timeout, m.data_address);
+    if (!replica.ok())
+        return replica.status().WithReplica(index, m.address);
+    if (Status s = (*replica)->Register(kStagingId, staging_); !s.ok())
+        return s.WithReplica(index, m.address);
+    for (const Registered &r : registered_)
+        if (Status s = (*replica)->Register(r.id, r.bytes); !s.ok())
+            return s.WithReplica(index, m.address);
+    m.replica = std::move(*replica);
+    m.state = ReplicaState::kResyncing;
+    m.error = Status();
+    m.joined_after = seq_;
+    const uint64_t joined_after = seq_;
+    lock.unlock();
+
+    // Window by window: checksums of both sides (without the mutex), then
+    // the extents that differ copied (each under the mutex).
+    RepairProgress progress{0, 0, size_};
+    auto last_report = std::chrono::steady_clock::now();
+    auto report = [&](bool force) {
+        if (options.progress)
+            options.progress(progress);
+        const auto now = std::chrono::steady_clock::now();
+        if (legacy_ || (!force && now - last_report < std::chrono::seconds(1)))
+            return;
+        last_report = now;
+        std::unique_lock held(mu_);
+        v1::RepairProgress told;
+        told.set_region(name_);
+        told.set_generation(generation_);
+        told.set_bytes_compared(progress.compared);
+        told.set_bytes_copied(progress.copied);
+        told.set_total_bytes(progress.total);
+        told.set_reported_unix_seconds(NowSeconds());
+        ControlPlane &target = *members_[index].control;
+        held.unlock();
+        v1::RepairProgress answer;
+        // Informative: a report that does not arrive changes nothing.
+        (void)target.regions().ReportRepairProgress(RecordContext(target).get(), told, &answer);
+    };
+    const uint64_t window = kWindowExtents * kExtent;
+    for (uint64_t at = 0; at < size_;) {
+        const uint64_t length = std::min(window, size_ - at);
+        const uint64_t extents = (length + kExtent - 1) / kExtent;
+        std::vector<bool> differs(extents, true);
+        if (!legacy_) {
+            lock.lock();
+            if (fenced_)
+                return fenced_status_;
+            if (Out(members_[index].state))
+                return members_[index].error;
+            size_t source = members_.size();
+            for (size_t i = 0; i < members_.size() && source == members_.size(); ++i)
+                if (members_[i].state == ReplicaState::kLive)
+                    source = i;
+            if (source == members_.size()) {
+                const Status lost = QuorumLost(op);
+                MarkFailed(index, lost, op);
+                return lost;
+            }
+            // The source has applied every write posted before the target
+            // joined (those the target does not get): its checksums
+            // include them.
+            if (Status s = Await(
+                    op, Need::kOne,
+                    [joined_after](Replica &r) { return r.Completed(joined_after); }, source);
+                !s.ok()) {
+                lock.unlock();
+                continue;  // that source failed: this window again, from another
+            }
+            ControlPlane &from = *members_[source].control;
+            ControlPlane &to = *members_[index].control;
+            lock.unlock();
+            auto theirs = Checksums(from, name_, at, length);
+            auto ours = theirs.ok() ? Checksums(to, name_, at, length) : theirs;
+            if (!ours.ok()) {
+                lock.lock();
+                MarkFailed(index, ours.status(), op);
+                return members_[index].error;
+            }
+            for (uint64_t e = 0; e < extents; ++e)
+                differs[e] = theirs->compare(e * kChecksumBytes, kChecksumBytes, *ours,
+                                             e * kChecksumBytes, kChecksumBytes) != 0;
+        }
+        for (uint64_t e = 0; e < extents; ++e) {
+            const uint64_t offset = at + e * kExtent;
+            const uint64_t bytes = std::min(kExtent, size_ - offset);
+            if (differs[e]) {
+                lock.lock();
+                Status s = CopyExtent(index, offset, bytes);
+                lock.unlock();
+                if (!s.ok())
+                    return s;
+                progress.copied += bytes;
+            }
+            progress.compared += bytes;
+            if (differs[e] || e + 1 == extents)
+                report(false);
+        }
+        at += length;
+    }
+    report(true);
+
+    // Recorded IN_SYNC (generation + 1), and only then counted.
     lock.lock();
-    if (members_[index].state == ReplicaState::kFailed)
+    if (Out(members_[index].state))
         return members_[index].error;
+    if (!legacy_) {
+        if (fenced_)
+            return fenced_status_;
+        auto next = Successor(record_, writer_id_, NowSeconds(), "repair finished");
+        SetMemberState(&next, index, v1::ReplicaSetMember::STATE_IN_SYNC);
+        std::vector<bool> send(members_.size()), accepted;
+        for (size_t i = 0; i < members_.size(); ++i)
+            send[i] = !Out(members_[i].state);
+        if (Status s =
+                Propose(next, send, &accepted,
+                        "repair of replica " + std::to_string(index) + ": recording it IN_SYNC");
+            !s.ok()) {
+            MarkFailed(index, s, op);
+            return s;
+        }
+        Adopt(next);
+    }
     members_[index].state = ReplicaState::kLive;
+    members_[index].stale_since = 0;
     return Status();
 }
 

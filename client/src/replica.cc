@@ -45,11 +45,8 @@ Status PostError(const std::string &what, rpma::detail::Returned returned, const
 
 }  // namespace
 
-Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const std::string &region,
-                                                  uint64_t create_size,
-                                                  std::chrono::milliseconds timeout,
-                                                  const std::string &data_address) {
-    // The region: created when missing and asked to.
+Result<v1::Region> Replica::EnsureRegion(ControlPlane &control, const std::string &region,
+                                         uint64_t create_size) {
     v1::Region info;
     v1::GetRegionRequest get;
     get.set_name(region);
@@ -71,11 +68,19 @@ Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const s
                           std::to_string(info.size()) + " bytes, not the " +
                           std::to_string(create_size) +
                           " asked for: open it with its size or delete it first");
+    return info;
+}
 
+Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const std::string &region,
+                                                  uint64_t generation,
+                                                  std::chrono::milliseconds timeout,
+                                                  const std::string &data_address) {
     v1::OpenSessionRequest open;
     open.set_region(region);
+    open.set_replica_set_generation(generation);
     v1::OpenSessionResponse session;
-    got = control.sessions().OpenSession(control.SessionContext().get(), open, &session);
+    grpc::Status got =
+        control.sessions().OpenSession(control.SessionContext().get(), open, &session);
     if (!got.ok())
         return FromGrpc(got, control.address());
     const auto token = wire::DecodeToken(std::as_bytes(std::span(session.token())));
@@ -93,6 +98,7 @@ Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const s
     std::unique_ptr<Replica> replica(new Replica());
     replica->address_ = control.address();
     replica->session_id_ = session.session_id();
+    replica->daemon_id_ = session.daemon_id();
     const std::string where = control.address() + " (data plane " + host + ":" + port + ")";
     auto peer = Peer::ForAddress(host, RPMA_UTIL_IBV_CONTEXT_REMOTE);
     if (!peer.ok())

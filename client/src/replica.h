@@ -35,8 +35,15 @@ class Replica {
     // Each is registered with this replica's peer (its protection domain).
     // `data_address` ("host:port"), when not empty, is where the data plane
     // is reached instead of the address the daemon reports.
+    // The region on the daemon behind `control`, created when missing and
+    // create_size > 0 (an existing one must then have that size).
+    static Result<::rpmad::v1::Region> EnsureRegion(ControlPlane &control,
+                                                    const std::string &region,
+                                                    uint64_t create_size);
+    // A session on `region` opened under replica-set generation
+    // `generation` (0: never fenced), and its data-plane connection.
     static Result<std::unique_ptr<Replica>> Connect(ControlPlane &control,
-                                                    const std::string &region, uint64_t create_size,
+                                                    const std::string &region, uint64_t generation,
                                                     std::chrono::milliseconds timeout,
                                                     const std::string &data_address = "");
     ~Replica();
@@ -44,6 +51,8 @@ class Replica {
     uint64_t size() const { return size_; }
     bool gpspm() const { return gpspm_; }
     const std::string &session_id() const { return session_id_; }
+    // The daemon's identity, as OpenSession said ("" from older daemons).
+    const std::string &daemon_id() const { return daemon_id_; }
 
     // Registers `bytes` as local buffer `id` (0: the staging ring).
     Status Register(size_t id, std::span<std::byte> bytes);
@@ -131,6 +140,7 @@ class Replica {
 
     std::string address_;
     std::string session_id_;
+    std::string daemon_id_;
     uint64_t size_ = 0;
     bool gpspm_ = false;
     std::optional<Peer> peer_;

@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 namespace rpma::client {
@@ -46,6 +47,12 @@ const char *StateName(Member::State state) {
 }
 
 }  // namespace
+
+std::string UnknownDaemonId(size_t i) {
+    char id[33];
+    snprintf(id, sizeof(id), "%032zx", i);
+    return id;
+}
 
 std::string DescribeRecord(const v1::ReplicaSetRecord &record) {
     std::string text = "generation " + std::to_string(record.generation());
@@ -211,6 +218,29 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
                (newest_generation == 0 || a.record.set_id() == set_id);
     };
 
+    // Two versions of the newest generation: a writer died half-way
+    // through recording one, or lost the race to another. The version on a
+    // majority of the members is the only one that can have been recorded
+    // (a member takes one record per generation): it alone is trusted, and
+    // the members holding another are behind it.
+    std::vector<bool> holds_other_version(n, false);
+    if (newest_at != n)
+        for (size_t i = 0; i < n; ++i) {
+            if (!holds_newest(i))
+                continue;
+            size_t same = 0;
+            for (size_t k = 0; k < n; ++k)
+                same += holds_newest(k) && SameMembers(in.answers[k].record, in.answers[i].record);
+            if (same < Majority(n))
+                continue;
+            newest_at = i;
+            for (size_t k = 0; k < n; ++k)
+                holds_other_version[k] =
+                    holds_newest(k) && !SameMembers(in.answers[k].record, in.answers[i].record);
+            break;
+        }
+    auto holds_trusted = [&](size_t i) { return holds_newest(i) && !holds_other_version[i]; };
+
     if (newest_at == n) {
         // Never recorded: every replica reached is in sync (a region
         // created again by this open included); a writer records
@@ -228,7 +258,7 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
             for (size_t i = 0; i < n; ++i) {
                 Member &m = *first.add_members();
                 const bool got = in.answers[i].kind == Kind::kRecord;
-                m.set_daemon_id(got ? in.answers[i].daemon_id : kUnknownDaemonId);
+                m.set_daemon_id(got ? in.answers[i].daemon_id : UnknownDaemonId(i));
                 m.set_address(in.addresses[i]);
                 m.set_state(got ? Member::STATE_IN_SYNC : Member::STATE_STALE);
                 m.set_stale_since(got ? 0 : 1);
@@ -239,13 +269,26 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
         }
     } else {
         d.newest = in.answers[newest_at].record;
+        // A majority of the record's members, too, when it lists more than
+        // the opener was given.
+        if (const size_t members = static_cast<size_t>(d.newest.members_size());
+            reached < Majority(members) && !in.force) {
+            d.status = Status(StatusCode::kUnavailable,
+                              "region " + in.region + ": reached " + std::to_string(reached) +
+                                  " of the " + std::to_string(members) +
+                                  " members of its replica set (" + DescribeRecord(d.newest) +
+                                  "), fewer than a majority: open it with every member's "
+                                  "address, or with force to trust the newest record of those "
+                                  "reached (the risk: a stale replica read as in sync)");
+            return d;
+        }
         // The records of the newest generation; when they differ (a writer
         // died half-way through a change), a member is in sync only if all
         // of them say so.
         std::vector<const v1::ReplicaSetRecord *> newest;
         bool ties_differ = false;
         for (size_t i = 0; i < n; ++i)
-            if (holds_newest(i)) {
+            if (holds_trusted(i)) {
                 newest.push_back(&in.answers[i].record);
                 ties_differ = ties_differ || !SameMembers(*newest.front(), *newest.back());
             }
@@ -267,6 +310,12 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
                 d.why[i] = std::string("the newest record (") + DescribeRecord(d.newest) +
                            ") has it " + StateName(recorded->state()) + " since generation " +
                            std::to_string(recorded->stale_since());
+                continue;
+            }
+            if (holds_other_version[i]) {
+                d.why[i] = "its daemon holds another version of generation " +
+                           std::to_string(newest_generation) +
+                           " than the majority's (a writer that lost the race to record it)";
                 continue;
             }
             if (!holds_newest(i)) {
@@ -291,6 +340,27 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
             }
             d.in_sync[i] = true;
         }
+        // A writer given fewer replicas than the set has would record a
+        // smaller set: every member of the record must be in its list
+        // (reached, or at a listed address).
+        if (in.writer && !in.force)
+            for (const Member &m : d.newest.members()) {
+                bool listed = std::find(in.addresses.begin(), in.addresses.end(), m.address()) !=
+                              in.addresses.end();
+                for (size_t i = 0; i < n && !listed; ++i)
+                    listed = in.answers[i].kind == Kind::kRecord &&
+                             in.answers[i].daemon_id == m.daemon_id();
+                if (listed)
+                    continue;
+                d.status = Status(StatusCode::kFailedPrecondition,
+                                  "region " + in.region + ": its replica set (" +
+                                      DescribeRecord(d.newest) + ") has member " + m.address() +
+                                      " (daemon " + m.daemon_id() +
+                                      "), which the replica list given does not: open it with "
+                                      "every member's address, read-only, or with force to "
+                                      "record the list given as the set");
+                return d;
+            }
         // A repair elsewhere (or one that died) keeps writers out.
         if (in.writer && !in.force && !in.repair_takeover)
             for (size_t i = 0; i < n; ++i) {
@@ -321,7 +391,7 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
                 Member &m = *next.add_members();
                 m.set_daemon_id(a.kind == Kind::kRecord ? a.daemon_id
                                 : recorded != nullptr   ? recorded->daemon_id()
-                                                        : kUnknownDaemonId);
+                                                        : UnknownDaemonId(i));
                 m.set_address(in.addresses[i]);
                 if (d.in_sync[i]) {
                     m.set_state(Member::STATE_IN_SYNC);
@@ -336,7 +406,9 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
                                       : next.generation());
                 d.stale_since[i] = m.stale_since();
             }
-            if (ties_differ || !SameMembers(next, d.newest))
+            if (ties_differ || !SameMembers(next, d.newest) ||
+                std::find(holds_other_version.begin(), holds_other_version.end(), true) !=
+                    holds_other_version.end())
                 d.change = std::move(next);
         }
     }

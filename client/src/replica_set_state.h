@@ -18,10 +18,11 @@
 
 namespace rpma::client {
 
-// The daemon id recorded for a member whose daemon was never reached (a
-// record needs one per member): 32 hex digits no daemon picks, so that the
-// daemon found at that address later is stale until repaired.
-inline constexpr char kUnknownDaemonId[] = "00000000000000000000000000000000";
+// The daemon id recorded for member `i` whose daemon was never reached (a
+// record needs one per member, each different): 32 hex digits, zeros then
+// the index, that no daemon picks (they are random), so that the daemon
+// found at that address later is stale until repaired.
+std::string UnknownDaemonId(size_t i);
 
 // A change needs this many of `members` members.
 inline size_t Majority(size_t members) {

@@ -77,7 +77,8 @@ TEST(ReplicaSetState, NeverRecordedWriterRecordsGenerationOneWithEveryReachedInS
     EXPECT_EQ(d.change->members(0).state(), kIn);
     EXPECT_EQ(d.change->members(0).daemon_id(), Daemon(0));
     EXPECT_EQ(d.change->members(2).state(), kStale);
-    EXPECT_EQ(d.change->members(2).daemon_id(), kUnknownDaemonId);
+    EXPECT_EQ(d.change->members(2).daemon_id(), UnknownDaemonId(2));
+    EXPECT_EQ(UnknownDaemonId(2), "00000000000000000000000000000002");
     EXPECT_EQ(d.change->members(2).stale_since(), 1u);
 }
 
@@ -178,14 +179,29 @@ TEST(ReplicaSetState, ADaemonIdMismatchEvenWithTheNewestGenerationIsStale) {
 TEST(ReplicaSetState, UnequalTiesAreInSyncOnlyWhereEveryRecordSaysSo) {
     // A writer died half-way recording generation 4 = 2 stale: one replica
     // took it, the other has a different generation 4.
+    // Neither version is on a majority.
     const auto a = Record(4, {kIn, kIn, kStale});
     const auto b = Record(4, {kIn, kIn, kIn});
-    const auto d = DecideReplicaSet(Input({Answer(a, 0), Answer(b, 1), Answer(b, 2)}, 2));
+    const auto d = DecideReplicaSet(Input({Answer(a, 0), Answer(b, 1), Unreached()}, 2));
     ASSERT_TRUE(d.status.ok());
     EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
     ASSERT_TRUE(d.change.has_value());  // a writer settles it
     EXPECT_EQ(d.change->generation(), 5u);
     EXPECT_EQ(d.change->members(2).state(), kStale);
+}
+
+TEST(ReplicaSetState, AVersionOnAMajorityWinsOverALosersVersionOfTheSameGeneration) {
+    // Writer A recorded generation 5 = replica 1 stale on 0 and 2; writer B
+    // (fenced) got its generation 5 = 0 and 2 stale onto replica 1 alone.
+    const auto a = Record(5, {kIn, kStale, kIn});
+    const auto b = Record(5, {kStale, kIn, kStale});
+    const auto d = DecideReplicaSet(Input({Answer(a, 0), Answer(b, 1), Answer(a, 2)}, 2));
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, false, true}));
+    EXPECT_FALSE(d.why[1].empty());
+    ASSERT_TRUE(d.change.has_value());  // 1 gets the majority's version with the next
+    EXPECT_EQ(d.change->generation(), 6u);
+    EXPECT_EQ(d.change->members(1).state(), kStale);
 }
 
 TEST(ReplicaSetState, EqualTiesNeedNoChange) {
@@ -251,6 +267,43 @@ TEST(ReplicaSetState, AWriterIsRefusedWhileAMemberIsRepairing) {
     ASSERT_TRUE(d.change.has_value());
     EXPECT_EQ(d.change->members(2).state(), kStale);
     EXPECT_EQ(d.change->members(2).stale_since(), 5u);
+}
+
+TEST(ReplicaSetState, AWriterGivenOnlyPartOfTheSetIsRefused) {
+    const auto r = Record(3, {kIn, kIn, kIn});
+    ReplicaSetInput in;
+    in.region = "r";
+    in.addresses = {"h:0", "h:1"};
+    in.answers = {Answer(r, 0), Answer(r, 1)};
+    in.quorum = 1;
+    auto d = DecideReplicaSet(in);
+    EXPECT_EQ(d.status.code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(d.status.message().find("has member h:2"), std::string::npos) << d.status.message();
+    in.writer = false;  // a reader of those two may
+    d = DecideReplicaSet(in);
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true}));
+
+    // One of the three is no majority of the set's members, for a writer
+    // or a reader, unless forced (a forced writer records the list given).
+    in.addresses = {"h:2"};
+    in.answers = {Answer(r, 2)};
+    for (bool writer : {true, false}) {
+        in.writer = writer;
+        in.force = false;
+        d = DecideReplicaSet(in);
+        EXPECT_EQ(d.status.code(), StatusCode::kUnavailable);
+        EXPECT_NE(d.status.message().find("reached 1 of the 3 members"), std::string::npos)
+            << d.status.message();
+        in.force = true;
+        d = DecideReplicaSet(in);
+        ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+        EXPECT_EQ(d.in_sync, (std::vector<bool>{true}));
+        EXPECT_EQ(d.change.has_value(), writer);
+        if (writer) {
+            EXPECT_EQ(d.change->members_size(), 1);
+        }
+    }
 }
 
 TEST(ReplicaSetState, DaemonsWithoutRecordsAreLegacyButNotMixed) {
