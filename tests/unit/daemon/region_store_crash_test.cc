@@ -1,5 +1,5 @@
 // Every crash point of the region store's changes to its pool (create,
-// delete, and the recovery of a damaged catalog): a child process makes the
+// delete, a replica-set record, and the recovery of a damaged catalog): a child process makes the
 // change and stops right before its step K, as a crash would (_exit: no
 // cleanup, nothing closed); then the pool must open by itself, with every
 // region either as before the change or as after it, whole, with its bytes.
@@ -265,6 +265,54 @@ TEST_F(RegionStoreCrashTest, EveryCrashPointOfADeleteLeavesAPoolThatStarts) {
     ASSERT_EQ(MakePool(pool, {"a", "b"}), "");
     auto remove = [](const std::string &copy) { return DeleteIn(copy, "b"); };
     EXPECT_GE(ForEveryCrashPointExpectStartsFrom(pool, remove, {{"a", "b"}, {"a"}}), 6);
+}
+
+std::string SetRecordIn(const std::string &pool, const std::string &name,
+                        const std::string &record) {
+    RegionStoreOptions options;
+    options.pool_dir = pool;
+    StatusOr<std::unique_ptr<RegionStore>> store = RegionStore::Open(options);
+    if (!store.ok()) {
+        return store.status().message();
+    }
+    StatusOr<std::shared_ptr<Region>> region = (*store)->Get(name);
+    if (!region.ok()) {
+        return region.status().message();
+    }
+    return (*store)->SetReplicaSet(name, (*region)->id(), record).status.message();
+}
+
+std::string RecordIn(const std::string &pool, const std::string &name) {
+    RegionStoreOptions options;
+    options.pool_dir = pool;
+    StatusOr<std::unique_ptr<RegionStore>> store = RegionStore::Open(options);
+    if (!store.ok()) {
+        return "<" + store.status().message() + ">";
+    }
+    for (const RegionInfo &info : (*store)->List()) {
+        if (info.name == name) {
+            return info.replica_set;
+        }
+    }
+    return "<no region " + name + ">";
+}
+
+// A replica-set record is a catalog commit: after a crash at any point the
+// region holds the record before or the one after, never none or a mix.
+TEST_F(RegionStoreCrashTest, EveryCrashPointOfAReplicaSetChangeLeavesTheOldOrTheNewRecord) {
+    const std::string pool = root_ + "/pool";
+    ASSERT_EQ(MakePool(pool, {"a", "b"}), "");
+    ASSERT_EQ(SetRecordIn(pool, "a", "record-1"), "");
+    auto change = [](const std::string &copy) { return SetRecordIn(copy, "a", "record-2"); };
+    int steps =
+        ForEveryCrashPoint(pool, change, [&](const std::string &copy, const std::string &crash) {
+            SCOPED_TRACE(crash);
+            const std::string record = RecordIn(copy, "a");
+            EXPECT_TRUE(record == "record-1" || record == "record-2") << record;
+            EXPECT_EQ(RecordIn(copy, "b"), "");
+            ExpectStartsFrom(copy, {{"a", "b"}}, crash);
+        });
+    EXPECT_GE(steps, 4);
 }
 
 // The catalog is damaged; catalog.prev lacks "b", created last. Recovery
