@@ -416,6 +416,57 @@ TEST_F(RpmadReplicaSetTest, ChecksumsAreXxh3OfTheBytesWrittenAndBadRangesAreRefu
         grpc::StatusCode::NOT_FOUND);
 }
 
+// Checksums of a large region from several callers while it is deleted:
+// each answer is whole, refused for the limit of checksums at once, or
+// NOT_FOUND once the region is gone, and the daemon goes on (a hash holds
+// the region's mapping, so the delete cannot pull it away).
+TEST_F(RpmadReplicaSetTest, ChecksumsRacingADeleteAndEachOtherAnswerCleanly) {
+    auto rpmad = Start();
+    ASSERT_NE(rpmad, nullptr);
+    constexpr uint64_t kBig = 64ull << 20;
+    ASSERT_TRUE(rpmad->CreateRegion("big", kBig).ok());
+    constexpr int kCallers = 6;
+    std::vector<grpc::Status> statuses(kCallers);
+    std::vector<v1::ChecksumRegionResponse> answers(kCallers);
+    std::barrier start(kCallers + 1);
+    std::vector<std::thread> callers;
+    for (int i = 0; i < kCallers; ++i)
+        callers.emplace_back([&, i] {
+            v1::ChecksumRegionRequest request;
+            request.set_region("big");
+            request.set_length(kBig);
+            request.set_extent_size(1 << 20);
+            start.arrive_and_wait();
+            statuses[i] =
+                rpmad->Regions()->ChecksumRegion(Rpmad::Context().get(), request, &answers[i]);
+        });
+    start.arrive_and_wait();
+    v1::DeleteRegionRequest del;
+    del.set_name("big");
+    del.set_force(true);
+    v1::DeleteRegionResponse deleted;
+    EXPECT_TRUE(rpmad->Regions()->DeleteRegion(Rpmad::Context().get(), del, &deleted).ok());
+    for (auto &caller : callers)
+        caller.join();
+    for (int i = 0; i < kCallers; ++i) {
+        switch (statuses[i].error_code()) {
+            case grpc::StatusCode::OK:
+                EXPECT_EQ(answers[i].checksums().size(), 64u * 16) << i;
+                break;
+            case grpc::StatusCode::RESOURCE_EXHAUSTED:
+                EXPECT_TRUE(Contains(statuses[i].error_message(), "checksums at once"))
+                    << statuses[i].error_message();
+                break;
+            case grpc::StatusCode::NOT_FOUND:
+                break;
+            default:
+                ADD_FAILURE() << i << ": " << statuses[i].error_code() << " "
+                              << statuses[i].error_message();
+        }
+    }
+    EXPECT_EQ(DaemonIdOf(*rpmad).size(), 32u) << "the daemon no longer answers";
+}
+
 TEST_F(RpmadReplicaSetTest, RepairProgressIsKeptOnlyWhileTheRecordSaysRepairing) {
     auto rpmad = Start();
     ASSERT_NE(rpmad, nullptr);
