@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <barrier>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -197,6 +198,18 @@ TEST_F(RpmadReplicaSetTest, TheRecordAndTheDaemonIdSurviveSigkillAndDifferBetwee
     const std::string other_id = DaemonIdOf(*second_daemon);
     EXPECT_EQ(other_id.size(), 32u);
     EXPECT_NE(other_id, id);
+}
+
+TEST_F(RpmadReplicaSetTest, AMalformedDaemonIdFileStopsTheStartNamingTheFileAndTheFix) {
+    std::filesystem::create_directories(pool_dir_);
+    std::ofstream(pool_dir_ + "/daemon-id") << "host-a\n";
+    RpmadOptions options;
+    options.pool_dir = pool_dir_;
+    std::string error;
+    auto rpmad = Rpmad::Start(options, &error);
+    ASSERT_EQ(rpmad, nullptr) << "started with a malformed daemon-id";
+    EXPECT_TRUE(Contains(error, pool_dir_ + "/daemon-id is malformed")) << error;
+    EXPECT_TRUE(Contains(error, "remove it")) << error;
 }
 
 TEST_F(RpmadReplicaSetTest, OfEightConcurrentWritersWithTheSameExpectedGenerationOneApplies) {
