@@ -1,7 +1,8 @@
 // The domain of one rpmad: its regions (RegionStore), its sessions
 // (SessionTable) and the data plane that serves them. The control plane's
 // handlers call these methods and translate their Status to gRPC; nothing
-// here knows about gRPC.
+// here knows about gRPC. Replica-set records are rpmad.v1's messages: the
+// daemon checks them and stores them as they came (replica_set.h).
 //
 // A region is created in the store and exposed on the data plane in one
 // step, and deleted in the reverse order: its connections are cut and its
