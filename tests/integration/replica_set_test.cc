@@ -1,0 +1,618 @@
+// Replica sets that remember who is in sync (client/REPLICA_SETS.md), with
+// real rpmads on real sockets: a replica killed, stopped past the operation
+// timeout, or cut off on its data path is recorded STALE before anything
+// else is acknowledged, the next opener sees it stale (never reads it), and
+// a repair copies only the extents it missed; two writers racing to drop
+// different replicas settle on one record, the loser fenced; a writer that
+// dies right after recording a change leaves a state the next opener reads
+// consistently; a set of two cannot drop a member.
+//
+// Each case keeps a history: every write acknowledged (record i: 4096
+// bytes at i * 4096, each offset written once), checked right away against
+// a read from a replica in sync (no read returns bytes older than an
+// acknowledged write), and at the end, byte for byte, on every replica in
+// sync as a fresh read-only Region sees them.
+//
+// Long mode: RPMA_REPLICA_SET_TEST_ITERATIONS=N runs the kill, stop and cut
+// cycles N times each (default 1, seconds per case), e.g.
+//   bazel test //tests/integration:replica_set_test
+//     --test_env=RPMA_REPLICA_SET_TEST_ITERATIONS=50 --test_timeout=3600
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <future>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rpma/client/region.h"
+#include "tests/integration/process.h"
+#include "tests/integration/rpmad_harness.h"
+#include "tests/integration/stopped_daemon.h"
+
+namespace rpma::testing {
+namespace {
+
+using client::OpenOptions;
+using client::Region;
+using client::RepairOptions;
+using client::RepairProgress;
+using client::ReplicaSet;
+using client::ReplicaState;
+using client::StatusCode;
+
+constexpr size_t kRecord = 4096;
+constexpr uint64_t kRegionSize = uint64_t{64} << 20;
+constexpr uint64_t kExtent = uint64_t{1} << 20;
+constexpr char kRegion[] = "history";
+
+std::vector<std::byte> RecordBytes(size_t i) {
+    return Pattern(kRecord, static_cast<uint8_t>(i));
+}
+
+int Iterations() {
+    const char *n = std::getenv("RPMA_REPLICA_SET_TEST_ITERATIONS");
+    return n != nullptr && std::atoi(n) > 0 ? std::atoi(n) : 1;
+}
+
+// A TCP proxy on 127.0.0.1 to 127.0.0.1:target. Cut(): what the open
+// connections carry is dropped from then on and their sockets held open, as
+// a network that stopped delivering looks to both ends. Heal(): the cut
+// connections end (both sides see it, so the daemon ends their sessions)
+// and new ones are forwarded again.
+class CutProxy {
+  public:
+    explicit CutProxy(int target) : target_(target) {
+        listen_fd_ = ListenOnLoopback(&port_);
+        if (listen_fd_ >= 0)
+            threads_.emplace_back([this] { Accept(); });
+    }
+    ~CutProxy() {
+        {
+            std::lock_guard lock(mu_);
+            stopping_ = true;
+            shutdown(listen_fd_, SHUT_RDWR);
+            for (int fd : fds_)
+                shutdown(fd, SHUT_RDWR);
+        }
+        cv_.notify_all();
+        for (auto &t : threads_)
+            t.join();
+        close(listen_fd_);
+        for (int fd : fds_)
+            close(fd);
+    }
+    int port() const { return port_; }
+    std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+    void Cut() {
+        std::lock_guard lock(mu_);
+        cut_ = true;
+        cut_fds_ = fds_;
+    }
+    void Heal() {
+        std::lock_guard lock(mu_);
+        for (int fd : cut_fds_)
+            shutdown(fd, SHUT_RDWR);
+        cut_fds_.clear();
+        cut_ = false;
+        ++epoch_;
+        cv_.notify_all();
+    }
+
+  private:
+    void Accept() {
+        for (;;) {
+            const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+            if (client < 0)
+                return;
+            const int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            const sockaddr_in target = LoopbackAddress(target_);
+            std::lock_guard lock(mu_);
+            fds_.push_back(client);
+            fds_.push_back(server);
+            if (stopping_ ||
+                connect(server, reinterpret_cast<const sockaddr *>(&target), sizeof(target)) != 0) {
+                shutdown(client, SHUT_RDWR);
+                continue;
+            }
+            const uint64_t epoch = epoch_;
+            threads_.emplace_back(
+                [this, client, server, epoch] { Forward(client, server, epoch); });
+            threads_.emplace_back(
+                [this, client, server, epoch] { Forward(server, client, epoch); });
+        }
+    }
+    bool CutFor(uint64_t epoch) {
+        std::lock_guard lock(mu_);
+        return cut_ || epoch != epoch_;
+    }
+    void Forward(int from, int to, uint64_t epoch) {
+        char buffer[64 * 1024];
+        for (;;) {
+            const ssize_t n = read(from, buffer, sizeof(buffer));
+            if (n <= 0 || CutFor(epoch))
+                break;
+            for (ssize_t done = 0; done < n;) {
+                const ssize_t w =
+                    send(to, buffer + done, static_cast<size_t>(n - done), MSG_NOSIGNAL);
+                if (w <= 0)
+                    return;
+                done += w;
+            }
+        }
+        if (!CutFor(epoch)) {
+            shutdown(to, SHUT_WR);
+            return;
+        }
+        // Cut: hold on, unread, until healed (which shuts the sockets) or
+        // the proxy goes.
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || epoch != epoch_; });
+    }
+
+    const int target_;
+    int listen_fd_ = -1;
+    int port_ = 0;
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool stopping_ = false;
+    bool cut_ = false;
+    uint64_t epoch_ = 0;
+    std::vector<int> fds_;
+    std::vector<int> cut_fds_;
+    std::list<std::thread> threads_;
+};
+
+class ReplicaSetTest : public ::testing::Test {
+  protected:
+    void StartDaemons(size_t count) {
+        count_ = count;
+        for (size_t i = 0; i < count; ++i) {
+            pools_[i] = TempPath(std::string(Name()) + "-pool" + std::to_string(i));
+            daemons_[i] = Start(i, false);
+            ASSERT_NE(daemons_[i], nullptr);
+        }
+    }
+    std::unique_ptr<Rpmad> Start(size_t i, bool same_ports) {
+        RpmadOptions options;
+        options.pool_dir = pools_[i];
+        if (same_ports) {
+            options.control_port = daemons_[i]->control_port();
+            options.data_port = daemons_[i]->data_port();
+        }
+        std::string error;
+        auto rpmad = Rpmad::Start(options, &error);
+        EXPECT_NE(rpmad, nullptr) << error;
+        return rpmad;
+    }
+    void Restart(size_t i) {
+        daemons_[i]->process().Kill();
+        daemons_[i] = Start(i, true);
+        ASSERT_NE(daemons_[i], nullptr);
+    }
+    static const char *Name() {
+        return ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    }
+    ReplicaSet Set(std::vector<std::string> data_addresses = {}) const {
+        ReplicaSet set;
+        for (size_t i = 0; i < count_; ++i)
+            set.addresses.push_back(daemons_[i]->control());
+        set.data_addresses = std::move(data_addresses);
+        return set;
+    }
+    client::Result<std::unique_ptr<Region>> Open(OpenOptions options, const ReplicaSet &set) {
+        options.create_size = kRegionSize;
+        if (options.operation_timeout == std::chrono::milliseconds(10000))
+            options.operation_timeout = std::chrono::milliseconds(1500);
+        return Region::Open(set, kRegion, options);
+    }
+    std::unique_ptr<Region> OpenWriter(size_t quorum, std::vector<std::string> data = {}) {
+        OpenOptions options;
+        options.quorum = quorum;
+        auto region = Open(options, Set(std::move(data)));
+        EXPECT_TRUE(region.ok()) << region.status().ToString();
+        return region.ok() ? std::move(*region) : nullptr;
+    }
+
+    // Writes record i; when acknowledged, remembers it and reads it back
+    // from a replica in sync (the first one live). The write's status.
+    client::Status WriteRecord(Region &region, size_t i) {
+        const client::Status s = region.WritePersist(i * kRecord, RecordBytes(i));
+        if (!s.ok())
+            return s;
+        acknowledged_.insert(i);
+        const auto infos = region.replicas();
+        for (size_t r = 0; r < infos.size(); ++r) {
+            if (infos[r].state != ReplicaState::kLive)
+                continue;
+            std::vector<std::byte> in(kRecord);
+            const client::Status read = region.Read(i * kRecord, in, r);
+            EXPECT_TRUE(read.ok()) << read.ToString();
+            EXPECT_TRUE(in == RecordBytes(i))
+                << "record " << i << " read from replica " << r
+                << " right after it was acknowledged holds other bytes";
+            break;
+        }
+        return s;
+    }
+    // Writes records [first, first + count), each acknowledged.
+    void WriteRecords(Region &region, size_t first, size_t count) {
+        for (size_t i = first; i < first + count; ++i) {
+            const client::Status s = WriteRecord(region, i);
+            ASSERT_TRUE(s.ok()) << "record " << i << ": " << s.ToString();
+        }
+    }
+    // Writes records from `*next` on until replica `r` is marked failed
+    // (each acknowledged), then `after` more.
+    void WriteUntilFailed(Region &region, size_t r, size_t *next, size_t after) {
+        for (size_t bound = *next + 2000; region.replicas()[r].state != ReplicaState::kFailed;
+             ++*next) {
+            ASSERT_LT(*next, bound) << "replica " << r << " was never marked failed";
+            const client::Status s = WriteRecord(region, *next);
+            ASSERT_TRUE(s.ok()) << "record " << *next << ": " << s.ToString();
+        }
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(region, *next, after));
+        *next += after;
+    }
+
+    // The history, byte for byte, on every replica that a fresh read-only
+    // Region finds in sync; `in_sync` must be among them.
+    void ExpectHistory(const std::set<size_t> &in_sync) {
+        OpenOptions options;
+        options.read_only = true;
+        options.quorum = 1;
+        auto reader = Region::Open(Set(), kRegion, options);
+        ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+        const auto infos = (*reader)->replicas();
+        std::vector<std::byte> all(kRegionSize);
+        ASSERT_TRUE((*reader)->RegisterBuffer(all).ok());
+        for (size_t r = 0; r < infos.size(); ++r) {
+            if (infos[r].state != ReplicaState::kLive) {
+                EXPECT_EQ(in_sync.count(r), 0u)
+                    << "replica " << r << " is not in sync: " << infos[r].error.ToString();
+                // Never read.
+                std::vector<std::byte> one(kRecord);
+                EXPECT_EQ((*reader)->Read(0, one, r).code(), StatusCode::kFailedPrecondition);
+                continue;
+            }
+            const client::Status s = (*reader)->Read(0, all, r);
+            ASSERT_TRUE(s.ok()) << "replica " << r << ": " << s.ToString();
+            for (size_t i : acknowledged_)
+                ASSERT_TRUE(std::equal(all.begin() + i * kRecord, all.begin() + (i + 1) * kRecord,
+                                       RecordBytes(i).begin()))
+                    << "replica " << r << " (in sync) lacks acknowledged record " << i;
+        }
+        EXPECT_TRUE((*reader)->UnregisterBuffer(all).ok());
+    }
+
+    // Repairs replica r; the bytes it copied.
+    uint64_t Repair(Region &region, size_t r) {
+        RepairProgress last;
+        uint64_t calls = 0;
+        RepairOptions options;
+        options.progress = [&](const RepairProgress &p) {
+            EXPECT_EQ(p.total, kRegionSize);
+            EXPECT_GE(p.compared, last.compared);
+            EXPECT_GE(p.copied, last.copied);
+            last = p;
+            ++calls;
+        };
+        const client::Status s = region.Repair(r, options);
+        EXPECT_TRUE(s.ok()) << s.ToString();
+        EXPECT_GT(calls, 0u);
+        EXPECT_EQ(last.compared, kRegionSize);
+        EXPECT_EQ(region.replicas()[r].state, ReplicaState::kLive);
+        return last.copied;
+    }
+
+    size_t count_ = 0;
+    std::array<std::string, 3> pools_;
+    std::array<std::unique_ptr<Rpmad>, 3> daemons_;
+    std::mutex history_mu_;  // acknowledged_, when two writers run at once
+    std::set<size_t> acknowledged_;
+};
+
+// (a) Killed mid-stream, restarted: stale for the next opener, never read,
+// repaired by copying only the extents it missed.
+TEST_F(ReplicaSetTest, KilledReplicaIsStaleUntilARepairCopiesWhatItMissed) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    size_t next = 0;
+    for (int round = 0; round < Iterations(); ++round) {
+        auto region = OpenWriter(2);
+        ASSERT_NE(region, nullptr);
+        const uint64_t opened = region->generation();
+        EXPECT_GT(opened, 0u);
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, next, 100));
+        next += 100;
+        daemons_[2]->process().Kill();
+        // Three MiB and more missed by replica 2.
+        ASSERT_NO_FATAL_FAILURE(WriteUntilFailed(*region, 2, &next, 800));
+        EXPECT_EQ(region->generation(), opened + 1);
+        EXPECT_EQ(region->replicas()[2].stale_since, opened + 1);
+        region.reset();
+
+        daemons_[2] = Start(2, true);
+        ASSERT_NE(daemons_[2], nullptr);
+        region = OpenWriter(2);
+        ASSERT_NE(region, nullptr);
+        const auto infos = region->replicas();
+        EXPECT_EQ(infos[2].state, ReplicaState::kStale);
+        EXPECT_EQ(infos[2].stale_since, opened + 1);
+        EXPECT_FALSE(infos[2].daemon_id.empty());
+        std::vector<std::byte> in(kRecord);
+        const client::Status read = region->Read(0, in, 2);
+        EXPECT_EQ(read.code(), StatusCode::kFailedPrecondition) << read.ToString();
+        EXPECT_NE(read.message().find("replica 2 is stale (missed writes since generation " +
+                                      std::to_string(opened + 1) + "): read another or repair it"),
+                  std::string::npos)
+            << read.ToString();
+        ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1}));
+
+        const uint64_t copied = Repair(*region, 2);
+        // What it missed: ~3.5 MiB of records, in at most 5 extents.
+        EXPECT_GT(copied, 0u);
+        EXPECT_LE(copied, 6 * kExtent) << "the repair copied more than the extents it missed";
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, next, 50));
+        next += 50;
+        region.reset();
+        ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
+    }
+}
+
+// (b) Stopped past the operation timeout, then resumed: the same.
+TEST_F(ReplicaSetTest, ReplicaStoppedPastTheTimeoutIsStaleThenRepaired) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    auto region = OpenWriter(2);
+    ASSERT_NE(region, nullptr);
+    size_t next = 0;
+    for (int round = 0; round < Iterations(); ++round) {
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, next, 50));
+        next += 50;
+        const uint64_t before = region->generation();
+        {
+            Stopped stopped(daemons_[1]->process().pid());
+            ASSERT_TRUE(stopped.stopped());
+            ASSERT_NO_FATAL_FAILURE(WriteUntilFailed(*region, 1, &next, 300));
+            EXPECT_EQ(region->generation(), before + 1);
+        }
+        ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 2}));
+        const uint64_t copied = Repair(*region, 1);
+        EXPECT_LE(copied, 4 * kExtent);
+        EXPECT_EQ(region->generation(), before + 3);  // REPAIRING, then IN_SYNC
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, next, 20));
+        next += 20;
+        ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
+    }
+}
+
+// (b) A data path cut (the proxy drops everything, no end seen), then
+// healed: the same.
+TEST_F(ReplicaSetTest, ReplicaWhoseDataPathIsCutIsStaleThenRepaired) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    CutProxy proxy(daemons_[2]->data_port());
+    ASSERT_NE(proxy.port(), 0);
+    auto region = OpenWriter(2, {"", "", proxy.address()});
+    ASSERT_NE(region, nullptr);
+    size_t next = 0;
+    for (int round = 0; round < Iterations(); ++round) {
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, next, 50));
+        next += 50;
+        proxy.Cut();
+        ASSERT_NO_FATAL_FAILURE(WriteUntilFailed(*region, 2, &next, 300));
+        ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1}));
+        proxy.Heal();
+        const uint64_t copied = Repair(*region, 2);
+        EXPECT_LE(copied, 4 * kExtent);
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, next, 20));
+        next += 20;
+        ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
+    }
+}
+
+// (c) Two writers on one set, each of which sees another replica fail (its
+// own proxy cut): the compare-and-set lets one record its change; the
+// other is fenced. Neither acknowledges an operation without a recorded
+// set. (Quorum: all, so that an acknowledged write is on every member in
+// sync; with a smaller quorum a laggard in sync may still lack a write the
+// other writer acknowledged: see REPLICA_SETS.md, quorums.)
+TEST_F(ReplicaSetTest, TwoWritersDroppingDifferentReplicasOneWinsTheOtherIsFenced) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    for (int round = 0; round < Iterations(); ++round) {
+        if (round > 0) {
+            // Back to three in sync for the next race.
+            auto repairer = OpenWriter(1);
+            ASSERT_NE(repairer, nullptr);
+            for (size_t r = 0; r < 3; ++r)
+                if (repairer->replicas()[r].state != ReplicaState::kLive)
+                    (void)Repair(*repairer, r);
+        }
+        CutProxy a_to_1(daemons_[1]->data_port()), b_to_2(daemons_[2]->data_port());
+        auto a = OpenWriter(0, {"", a_to_1.address(), ""});
+        auto b = OpenWriter(0, {"", "", b_to_2.address()});
+        ASSERT_NE(a, nullptr);
+        ASSERT_NE(b, nullptr);
+        const size_t base = static_cast<size_t>(round) * 4000;
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(*a, base, 10));
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(*b, base + 2000, 10));
+        a_to_1.Cut();
+        b_to_2.Cut();
+        // Both write at once until each fails.
+        auto run = [&](Region &region, size_t first) {
+            client::Status s;
+            for (size_t i = first; s.ok() && i < first + 1000; ++i) {
+                s = region.WritePersist(i * kRecord, RecordBytes(i));
+                if (s.ok()) {
+                    std::lock_guard lock(history_mu_);
+                    acknowledged_.insert(i);
+                }
+            }
+            return s;
+        };
+        auto fa = std::async(std::launch::async, [&] { return run(*a, base + 10); });
+        auto fb = std::async(std::launch::async, [&] { return run(*b, base + 2010); });
+        const client::Status sa = fa.get(), sb = fb.get();
+        // One recorded its change (then lacks the quorum of all: kQuorumLost),
+        // the other lost the compare-and-set (fenced) or could not record
+        // on a majority (kQuorumLost).
+        const bool a_fenced = sa.code() == StatusCode::kFailedPrecondition;
+        const bool b_fenced = sb.code() == StatusCode::kFailedPrecondition;
+        EXPECT_FALSE(sa.ok()) << sa.ToString();
+        EXPECT_FALSE(sb.ok()) << sb.ToString();
+        EXPECT_FALSE(a_fenced && b_fenced) << sa.ToString() << " / " << sb.ToString();
+        EXPECT_TRUE(a_fenced || b_fenced || sa.code() == StatusCode::kQuorumLost)
+            << sa.ToString() << " / " << sb.ToString();
+        for (const auto *s : {&sa, &sb}) {
+            if (s->code() == StatusCode::kFailedPrecondition) {
+                EXPECT_NE(s->message().find("the replica set changed under this Region"),
+                          std::string::npos)
+                    << s->ToString();
+            }
+        }
+        Region &loser = a_fenced ? *a : *b;
+        if (a_fenced || b_fenced) {
+            // Fenced for good.
+            const client::Status again = loser.WritePersist(0, RecordBytes(0));
+            EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition) << again.ToString();
+        }
+        a.reset();
+        b.reset();
+        a_to_1.Heal();
+        b_to_2.Heal();
+        // Whoever won, the next opener finds two in sync and the history
+        // on them.
+        ASSERT_NO_FATAL_FAILURE(ExpectHistory({0}));
+    }
+}
+
+// (d) A writer killed right after it recorded a new generation on a daemon
+// and before it acknowledged the operation that needed it (its control
+// path to replica 1 cut, so that the record waits there while replica 0
+// holds it): the next opener sees a consistent state (the replica that
+// took the record in sync, the two that missed it not: kQuorumLost naming
+// them), never reads a stale one, and a forced repair brings all three
+// back with the history whole.
+TEST_F(ReplicaSetTest, WriterKilledBetweenRecordAndAcknowledgementLeavesAConsistentState) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    {
+        auto created = OpenWriter(0);
+        ASSERT_NE(created, nullptr);
+    }
+    CutProxy control_1(daemons_[1]->control_port());
+    std::vector<std::string> argv = {
+        Runfile("tests/integration/replica_set_child_writer"),
+        kRegion,
+        "2",
+        "3000",
+        "0",
+        "100000",
+        daemons_[0]->control(),
+        control_1.address() + "=127.0.0.1:" + std::to_string(daemons_[1]->data_port()),
+        daemons_[2]->control()};
+    std::string error;
+    auto child = Process::Start(argv, {}, &error);
+    ASSERT_NE(child, nullptr) << error;
+    std::string line;
+    ASSERT_TRUE(child->ReadLine(&line, std::chrono::seconds(20))) << child->Describe();
+    ASSERT_EQ(line.rfind("open generation ", 0), 0u) << line << child->Describe();
+    const uint64_t opened = std::stoull(line.substr(16));
+    ASSERT_TRUE(child->WaitForLine("ack 20", std::chrono::seconds(20))) << child->Describe();
+    control_1.Cut();
+    daemons_[2]->process().Kill();
+    // Replica 0 takes generation opened + 1 (2 STALE) at once; replica 1's
+    // answer waits behind the cut.
+    auto regions = daemons_[0]->Regions();
+    bool recorded = false;
+    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+         !recorded && std::chrono::steady_clock::now() < deadline;) {
+        v1::GetReplicaSetRequest request;
+        request.set_region(kRegion);
+        v1::ReplicaSetView view;
+        if (regions->GetReplicaSet(Rpmad::Context().get(), request, &view).ok())
+            recorded = view.record().generation() > opened;
+        if (!recorded)
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_TRUE(recorded) << child->Describe();
+    child->Kill();
+    // What the child acknowledged, and nothing after the record.
+    std::set<size_t> acked;
+    const std::string &out = child->Stdout();
+    bool failed = false;
+    std::istringstream lines(out);
+    for (std::string l; std::getline(lines, l);) {
+        if (l.rfind("ack ", 0) == 0)
+            acked.insert(std::stoul(l.substr(4)));
+        failed = failed || l.rfind("failed", 0) == 0;
+    }
+    EXPECT_FALSE(failed) << out;
+    acknowledged_ = acked;
+    control_1.Heal();
+    daemons_[2] = Start(2, true);
+    ASSERT_NE(daemons_[2], nullptr);
+
+    // Replica 0 holds the newest generation alone: 1 and 2 missed it.
+    auto reopened = Open(OpenOptions{}, Set());
+    ASSERT_FALSE(reopened.ok());
+    EXPECT_EQ(reopened.status().code(), StatusCode::kQuorumLost) << reopened.status().ToString();
+    EXPECT_NE(reopened.status().message().find("rpmactl region repair"), std::string::npos)
+        << reopened.status().ToString();
+    ASSERT_NO_FATAL_FAILURE(ExpectHistory({0}));
+    // An operator's forced repair: 1 and 2 from 0.
+    OpenOptions repair;
+    repair.quorum = 1;
+    repair.force = true;
+    auto repairer = Open(repair, Set());
+    ASSERT_TRUE(repairer.ok()) << repairer.status().ToString();
+    (void)Repair(**repairer, 1);
+    (void)Repair(**repairer, 2);
+    repairer->reset();
+    ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
+}
+
+// (e) A set of two cannot drop a member: the operation that finds it
+// failed, and every later write, fail unacknowledged.
+TEST_F(ReplicaSetTest, ASetOfTwoLosingOneAcknowledgesNothingMore) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(2));
+    auto region = OpenWriter(1);
+    ASSERT_NE(region, nullptr);
+    ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, 0, 20));
+    const uint64_t generation = region->generation();
+    daemons_[1]->process().Kill();
+    client::Status s;
+    size_t i = 20;
+    for (; s.ok(); ++i) {
+        ASSERT_LT(i, 2000u) << "the killed replica was never noticed";
+        s = WriteRecord(*region, i);
+    }
+    EXPECT_EQ(s.code(), StatusCode::kQuorumLost) << s.ToString();
+    EXPECT_NE(s.message().find("1 of 2 needed accepted"), std::string::npos) << s.ToString();
+    EXPECT_EQ(region->generation(), generation);
+    EXPECT_EQ(WriteRecord(*region, i).code(), StatusCode::kQuorumLost);
+    EXPECT_EQ(region->Persist(0, kRecord).code(), StatusCode::kQuorumLost);
+    region.reset();
+    // Nothing was recorded: replica 0 alone is no majority of the two.
+    OpenOptions options;
+    options.quorum = 1;
+    auto alone = Open(options, Set());
+    ASSERT_FALSE(alone.ok());
+    EXPECT_EQ(alone.status().code(), StatusCode::kUnavailable) << alone.status().ToString();
+}
+
+}  // namespace
+}  // namespace rpma::testing
