@@ -283,6 +283,7 @@ Status Region::Impl::Propose(const ::rpmad::v1::ReplicaSetRecord &record,
             c.get();
     }
     std::string refused;
+    std::vector<size_t> behind;
     for (size_t i = 0; i < n; ++i) {
         if (!asked[i])
             continue;
@@ -308,8 +309,33 @@ Status Region::Impl::Propose(const ::rpmad::v1::ReplicaSetRecord &record,
                     .WithReplica(i, members_[i].address);
             return fenced_status_;
         }
-        refused += "; replica " + std::to_string(i) + " holds generation " +
-                   std::to_string(current.generation()) + " (behind)";
+        behind.push_back(i);
+    }
+    // Behind (it missed changes, or holds what a step back skipped): brought
+    // up through the generations between, then asked again; only once no
+    // member showed a newer record.
+    for (size_t i : behind) {
+        const uint64_t from = responses[i].current().generation();
+        Status caught = CatchUp(i, from, record);
+        if (caught.ok()) {
+            ::rpmad::v1::SetReplicaSetRequest request;
+            request.set_region(name_);
+            request.set_expected_generation(record.generation() - 1);
+            *request.mutable_record() = record;
+            if (members_[i].replica)
+                request.add_keep_session_ids(members_[i].replica->session_id());
+            ::rpmad::v1::SetReplicaSetResponse again;
+            ControlPlane &control = *members_[i].control;
+            caught = FromGrpc(
+                control.regions().SetReplicaSet(RecordContext(control).get(), request, &again),
+                control.address());
+            if (caught.ok() && again.applied()) {
+                (*accepted)[i] = true;
+                continue;
+            }
+        }
+        refused += "; replica " + std::to_string(i) + " holds generation " + std::to_string(from) +
+                   " (behind" + (caught.ok() ? "" : ": " + caught.ToString()) + ")";
     }
     Status verdict = RecordedVerdict(record, *accepted, options_.force, what);
     if (!verdict.ok())

@@ -64,6 +64,8 @@ Status Region::Impl::CatchUp(size_t i, uint64_t from, const v1::ReplicaSetRecord
         request.set_region(name_);
         request.set_expected_generation(g - 1);
         *request.mutable_record() = step;
+        if (members_[i].replica)
+            request.add_keep_session_ids(members_[i].replica->session_id());
         v1::SetReplicaSetResponse response;
         const grpc::Status got =
             control.regions().SetReplicaSet(RecordContext(control).get(), request, &response);

@@ -212,11 +212,45 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
     }
     const std::string set_id =
         newest_at == n ? in.new_set_id : in.answers[newest_at].record.set_id();
-    auto holds_newest = [&](size_t i) {
+    auto at_newest = [&](size_t i) {
         const ReplicaSetAnswer &a = in.answers[i];
         return a.kind == Kind::kRecord && a.record.generation() == newest_generation &&
                (newest_generation == 0 || a.record.set_id() == set_id);
     };
+    // A newest generation that cannot have been recorded: held by fewer
+    // than a majority even if every member not reached held it too (a
+    // writer that died after one member took its change). Nothing was
+    // acknowledged under it: it is stepped back from, to the newest that
+    // can have been, and its holders count as holding that one (they took
+    // it before). A change then follows the highest generation seen.
+    const uint64_t highest = newest_generation;
+    std::vector<bool> beyond(n, false);
+    size_t unreached_count = 0;
+    for (size_t i = 0; i < n; ++i)
+        unreached_count += in.answers[i].kind == Kind::kUnreached;
+    while (newest_at != n) {
+        size_t holders = 0;
+        for (size_t i = 0; i < n; ++i)
+            holders += at_newest(i);
+        if (holders + unreached_count >= Majority(n))
+            break;
+        for (size_t i = 0; i < n; ++i)
+            beyond[i] = beyond[i] || at_newest(i);
+        newest_at = n;
+        newest_generation = 0;
+        for (size_t i = 0; i < n; ++i) {
+            const ReplicaSetAnswer &a = in.answers[i];
+            if (beyond[i] || a.kind != Kind::kRecord || a.record.generation() == 0 ||
+                a.record.set_id() != set_id)
+                continue;
+            if (newest_at == n || a.record.generation() > newest_generation) {
+                newest_generation = a.record.generation();
+                newest_at = i;
+            }
+        }
+    }
+    auto holds_newest = [&](size_t i) { return beyond[i] || at_newest(i); };
+    const bool any_beyond = std::find(beyond.begin(), beyond.end(), true) != beyond.end();
 
     // Two versions of the newest generation: a writer died half-way
     // through recording one, or lost the race to another. The version on a
@@ -226,20 +260,20 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
     std::vector<bool> holds_other_version(n, false);
     if (newest_at != n)
         for (size_t i = 0; i < n; ++i) {
-            if (!holds_newest(i))
+            if (!at_newest(i))
                 continue;
             size_t same = 0;
             for (size_t k = 0; k < n; ++k)
-                same += holds_newest(k) && SameMembers(in.answers[k].record, in.answers[i].record);
+                same += at_newest(k) && SameMembers(in.answers[k].record, in.answers[i].record);
             if (same < Majority(n))
                 continue;
             newest_at = i;
             for (size_t k = 0; k < n; ++k)
                 holds_other_version[k] =
-                    holds_newest(k) && !SameMembers(in.answers[k].record, in.answers[i].record);
+                    at_newest(k) && !SameMembers(in.answers[k].record, in.answers[i].record);
             break;
         }
-    auto holds_trusted = [&](size_t i) { return holds_newest(i) && !holds_other_version[i]; };
+    auto holds_trusted = [&](size_t i) { return at_newest(i) && !holds_other_version[i]; };
 
     if (newest_at == n) {
         // Never recorded: every replica reached is in sync (a region
@@ -250,7 +284,7 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
         if (in.writer) {
             v1::ReplicaSetRecord first;
             first.set_set_id(set_id);
-            first.set_generation(1);
+            first.set_generation(highest + 1);
             first.set_quorum(static_cast<uint32_t>(in.quorum));
             first.set_writer(in.writer_id);
             first.set_updated_unix_seconds(in.now_unix);
@@ -261,9 +295,9 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
                 m.set_daemon_id(got ? in.answers[i].daemon_id : UnknownDaemonId(i));
                 m.set_address(in.addresses[i]);
                 m.set_state(got ? Member::STATE_IN_SYNC : Member::STATE_STALE);
-                m.set_stale_since(got ? 0 : 1);
+                m.set_stale_since(got ? 0 : first.generation());
                 if (!got)
-                    d.stale_since[i] = 1;
+                    d.stale_since[i] = first.generation();
             }
             d.change = std::move(first);
         }
@@ -338,6 +372,22 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
                            " differ about it (a writer died while recording a change)";
                 continue;
             }
+            // A change stepped back from still says who its writer saw
+            // fail: those stay out (it may have acknowledged writes they
+            // lack before it recorded them).
+            bool excluded = false;
+            for (size_t k = 0; k < n && !excluded; ++k) {
+                if (!beyond[k])
+                    continue;
+                const Member *m = ByDaemon(in.answers[k].record, a.daemon_id);
+                excluded = m != nullptr && m->state() != Member::STATE_IN_SYNC;
+            }
+            if (excluded) {
+                d.why[i] = "a change of generation " + std::to_string(highest) +
+                           " that was never recorded on a majority has it out (its writer saw "
+                           "it fail, then died)";
+                continue;
+            }
             d.in_sync[i] = true;
         }
         // A writer given fewer replicas than the set has would record a
@@ -381,6 +431,7 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
         if (in.writer) {
             v1::ReplicaSetRecord next =
                 Successor(d.newest, in.writer_id, in.now_unix, "open: the writer's view");
+            next.set_generation(highest + 1);
             next.set_quorum(static_cast<uint32_t>(in.quorum));
             next.clear_members();
             for (size_t i = 0; i < n; ++i) {
@@ -406,7 +457,7 @@ ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
                                       : next.generation());
                 d.stale_since[i] = m.stale_since();
             }
-            if (ties_differ || !SameMembers(next, d.newest) ||
+            if (ties_differ || any_beyond || !SameMembers(next, d.newest) ||
                 std::find(holds_other_version.begin(), holds_other_version.end(), true) !=
                     holds_other_version.end())
                 d.change = std::move(next);

@@ -204,6 +204,42 @@ TEST(ReplicaSetState, AVersionOnAMajorityWinsOverALosersVersionOfTheSameGenerati
     EXPECT_EQ(d.change->members(1).state(), kStale);
 }
 
+TEST(ReplicaSetState, ANewestGenerationThatCannotHaveBeenRecordedIsSteppedBackFrom) {
+    // A writer recorded generation 6 = replica 2 stale on replica 0 only,
+    // then died: with every member reached, 6 is on 1 of 3 and cannot have
+    // been recorded. Generation 5 is trusted; replica 0 holds a successor
+    // of it; replica 2 stays out all the same (the dead writer saw it fail).
+    const auto six = Record(6, {kIn, kIn, kStale});
+    const auto five = Record(5, {kIn, kIn, kIn});
+    auto d = DecideReplicaSet(Input({Answer(six, 0), Answer(five, 1), Answer(five, 2)}, 2));
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.newest.generation(), 5u);
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, false}));
+    EXPECT_NE(d.why[2].find("never recorded on a majority"), std::string::npos) << d.why[2];
+    ASSERT_TRUE(d.change.has_value());
+    EXPECT_EQ(d.change->generation(), 7u);  // after the highest seen
+    EXPECT_EQ(d.change->members(2).state(), kStale);
+    EXPECT_EQ(d.change->members(2).stale_since(), 7u);
+    EXPECT_EQ(d.change->members(0).state(), kIn);
+
+    // With replica 2 not reached, 6 may be on it too: no step back, and
+    // replica 1, which missed 6, is stale.
+    d = DecideReplicaSet(Input({Answer(six, 0), Answer(five, 1), Unreached()}, 1));
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.newest.generation(), 6u);
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, false, false}));
+
+    // A first record on one member of three, never on the others.
+    const v1::ReplicaSetRecord none;
+    const auto one = Record(1, {kIn, kIn, kIn});
+    d = DecideReplicaSet(Input({Answer(one, 0), Answer(none, 1), Answer(none, 2)}, 3));
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, true, true}));
+    ASSERT_TRUE(d.change.has_value());
+    EXPECT_EQ(d.change->generation(), 2u);
+    EXPECT_EQ(d.change->set_id(), "set-1");
+}
+
 TEST(ReplicaSetState, EqualTiesNeedNoChange) {
     const auto r = Record(4, {kIn, kIn, kStale});
     const auto d = DecideReplicaSet(Input({Answer(r, 0), Answer(r, 1), Unreached()}, 2));

@@ -57,7 +57,9 @@
 //    majority of the replicas (else kUnavailable, unless
 //    OpenOptions::force). A replica is in sync only when the newest record
 //    says so for the daemon that answered at its address and that daemon
-//    holds the newest record itself; every other one is kStale in
+//    holds the newest record itself (a newest change that cannot have
+//    reached a majority, its writer dead, is stepped back from; the
+//    replicas it had out stay out); every other one is kStale in
 //    replicas(): no session, never read, never counted, written to only
 //    once repaired. A writer whose view differs from the record (a member
 //    not reached, one behind) records it (generation + 1) before it opens
@@ -82,7 +84,17 @@
 //  - Small sets. A change needs a majority of the members, so a set of 2
 //    cannot drop a member (its operations fail with kQuorumLost when one
 //    fails, whatever the quorum) and a set of 3 goes on without one member
-//    but not without two. Use three replicas to survive a failure.
+//    but not without two (reads of the replicas in sync go on; a repair of
+//    one of the two brings a majority back). Use three replicas to survive
+//    a failure. The default quorum is every replica of the set, stale ones
+//    included: to open a set with a stale replica (to repair it), give a
+//    quorum the replicas in sync meet.
+//  - Quorums. An acknowledged write is on every replica in sync only when
+//    the quorum is every replica in sync (the default): behind a smaller
+//    quorum, a laggard stays in sync in the record until it is marked
+//    failed, and if this Region dies first, the next opener may take it as
+//    in sync without the last writes it had not applied (REPLICA_SETS.md,
+//    known limits).
 //  - Daemons older than the record (GetReplicaSet UNIMPLEMENTED on every
 //    replica reached): the Region works as before, recording nothing
 //    (generation() 0). A set that mixes them with newer ones is refused
