@@ -582,6 +582,69 @@ TEST_F(ReplicaSetTest, WriterKilledBetweenRecordAndAcknowledgementLeavesAConsist
     ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
 }
 
+// A repair that dies half-way (its target stopped past the operation
+// timeout) leaves the member REPAIRING: a writer's open is refused, naming
+// the repair and what to do; a repair's open (repair_takeover) takes it
+// over and copies only what still differs.
+TEST_F(ReplicaSetTest, ARepairThatDiedIsRefusedToWritersAndTakenOverByTheNextRepair) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    size_t next = 0;
+    {
+        auto region = OpenWriter(2);
+        ASSERT_NE(region, nullptr);
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, next, 20));
+        next += 20;
+        daemons_[2]->process().Kill();
+        // Several MiB missed, so that the repair copies several extents.
+        ASSERT_NO_FATAL_FAILURE(WriteUntilFailed(*region, 2, &next, 1200));
+    }
+    daemons_[2] = Start(2, true);
+    ASSERT_NE(daemons_[2], nullptr);
+    {
+        auto repairer = OpenWriter(2);
+        ASSERT_NE(repairer, nullptr);
+        std::unique_ptr<Stopped> stopped;
+        RepairOptions options;
+        options.progress = [&](const RepairProgress &p) {
+            if (p.copied > 0 && stopped == nullptr)
+                stopped = std::make_unique<Stopped>(daemons_[2]->process().pid());
+        };
+        const client::Status s = repairer->Repair(2, options);
+        ASSERT_NE(stopped, nullptr);
+        EXPECT_FALSE(s.ok());
+        EXPECT_NE(repairer->replicas()[2].state, ReplicaState::kLive);
+        stopped.reset();  // resumed
+    }
+    // The record says REPAIRING: writers are refused.
+    OpenOptions writer_options;
+    writer_options.quorum = 2;
+    auto refused = Open(writer_options, Set());
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable) << refused.status().ToString();
+    EXPECT_NE(refused.status().message().find("replica 2 (" + daemons_[2]->control() +
+                                              ") is being repaired"),
+              std::string::npos)
+        << refused.status().ToString();
+    EXPECT_NE(refused.status().message().find("rpmactl region repair"), std::string::npos);
+    // Readers are not; the member is not read.
+    ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1}));
+    // A repair takes it over and finishes it.
+    OpenOptions takeover;
+    takeover.quorum = 2;
+    takeover.repair_takeover = true;
+    auto repairer = Open(takeover, Set());
+    ASSERT_TRUE(repairer.ok()) << repairer.status().ToString();
+    EXPECT_EQ((*repairer)->replicas()[2].state, ReplicaState::kStale);
+    const uint64_t copied = Repair(**repairer, 2);
+    EXPECT_LT(copied, 6 * kExtent);
+    repairer->reset();
+    auto writer = OpenWriter(2);
+    ASSERT_NE(writer, nullptr);
+    ASSERT_NO_FATAL_FAILURE(WriteRecords(*writer, next, 20));
+    writer.reset();
+    ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
+}
+
 // (e) A set of two cannot drop a member: the operation that finds it
 // failed, and every later write, fail unacknowledged.
 TEST_F(ReplicaSetTest, ASetOfTwoLosingOneAcknowledgesNothingMore) {
