@@ -77,6 +77,7 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
     }
     quorum_ = options_.quorum == 0 ? set.addresses.size() : options_.quorum;
     read_only_ = options_.read_only;
+    attention_ = read_only_;  // its writes are refused
     writer_id_ = WriterId();
     staging_memory_.resize(kSlots * kSlotSize + kPageSize);
     const auto misaligned = reinterpret_cast<uintptr_t>(staging_memory_.data()) % kPageSize;

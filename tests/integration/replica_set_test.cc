@@ -280,6 +280,11 @@ class ReplicaSetTest : public ::testing::Test {
         auto reader = Region::Open(Set(), kRegion, options);
         ASSERT_TRUE(reader.ok()) << reader.status().ToString();
         const auto infos = (*reader)->replicas();
+        EXPECT_EQ((*reader)->generation(), 0u);
+        // A reader writes nothing.
+        EXPECT_EQ((*reader)->WritePersist(0, RecordBytes(0)).code(),
+                  StatusCode::kFailedPrecondition);
+        EXPECT_EQ((*reader)->Persist(0, kRecord).code(), StatusCode::kFailedPrecondition);
         std::vector<std::byte> all(kRegionSize);
         ASSERT_TRUE((*reader)->RegisterBuffer(all).ok());
         for (size_t r = 0; r < infos.size(); ++r) {
