@@ -136,9 +136,10 @@ TEST_F(InstalledClientTest, ExportsItsApiInOneVersionNodeAndHasItsSoname) {
         else
             ADD_FAILURE() << "not the library's API: " << line;
     }
-    // rpma_client.h's functions; Region's public members, Status::ToString,
-    // StatusCodeName.
-    EXPECT_EQ(c_api, 10u) << out;
+    // rpma_client.h's functions (with replica sets: open_flags,
+    // replica_state, region_generation); Region's public members,
+    // Status::ToString, StatusCodeName.
+    EXPECT_EQ(c_api, 13u) << out;
     EXPECT_GE(cpp_api, 18u) << out;
 }
 
