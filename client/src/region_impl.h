@@ -199,8 +199,9 @@ class Region::Impl {
     // STALE (generation + 1) before the operation returns (rule 2).
     Status Finish(const Op &op, Status s) {
         if (record_pending_) [[unlikely]] {
+            // Fenced says more than the operation's own error.
             Status recorded = Settle(op);
-            if (s.ok())
+            if (s.ok() || fenced_)
                 return recorded;
         }
         return s;
