@@ -107,7 +107,8 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
             asked.push_back(std::async(std::launch::async, [&, i] {
                 ControlPlane &control = *members_[i].control;
                 ReplicaSetAnswer &a = answers[i];
-                auto info = Replica::EnsureRegion(control, name_, options_.create_size);
+                auto info = Replica::EnsureRegion(control, name_, options_.create_size,
+                                                  options_.operation_timeout);
                 if (!info.ok()) {
                     a.error = info.status();
                     return;

@@ -46,11 +46,15 @@ Status PostError(const std::string &what, rpma::detail::Returned returned, const
 }  // namespace
 
 Result<v1::Region> Replica::EnsureRegion(ControlPlane &control, const std::string &region,
-                                         uint64_t create_size) {
+                                         uint64_t create_size,
+                                         std::chrono::milliseconds lookup_timeout) {
     v1::Region info;
     v1::GetRegionRequest get;
     get.set_name(region);
-    grpc::Status got = control.regions().GetRegion(control.Context().get(), get, &info);
+    auto lookup = control.Context();
+    if (lookup_timeout.count() > 0 && lookup_timeout < control.options().timeout)
+        lookup->set_deadline(std::chrono::system_clock::now() + lookup_timeout);
+    grpc::Status got = control.regions().GetRegion(lookup.get(), get, &info);
     if (got.error_code() == grpc::StatusCode::NOT_FOUND && create_size > 0) {
         v1::CreateRegionRequest create;
         create.set_name(region);

@@ -36,10 +36,12 @@ class Replica {
     // `data_address` ("host:port"), when not empty, is where the data plane
     // is reached instead of the address the daemon reports.
     // The region on the daemon behind `control`, created when missing and
-    // create_size > 0 (an existing one must then have that size).
-    static Result<::rpmad::v1::Region> EnsureRegion(ControlPlane &control,
-                                                    const std::string &region,
-                                                    uint64_t create_size);
+    // create_size > 0 (an existing one must then have that size). Looking
+    // it up takes at most `lookup_timeout` when not 0 (a create, the
+    // control plane's own deadline).
+    static Result<::rpmad::v1::Region> EnsureRegion(
+        ControlPlane &control, const std::string &region, uint64_t create_size,
+        std::chrono::milliseconds lookup_timeout = std::chrono::milliseconds(0));
     // A session on `region` opened under replica-set generation
     // `generation` (0: never fenced), and its data-plane connection.
     static Result<std::unique_ptr<Replica>> Connect(ControlPlane &control,

@@ -693,6 +693,50 @@ TEST_F(ReplicaSetTest, ASetOfTwoLosingOneAcknowledgesNothingMore) {
     auto alone = Open(options, Set());
     ASSERT_FALSE(alone.ok());
     EXPECT_EQ(alone.status().code(), StatusCode::kUnavailable) << alone.status().ToString();
+    EXPECT_NE(alone.status().message().find("fewer than a majority"), std::string::npos)
+        << alone.status().ToString();
+    // Forced, a reader reads what replica 0 holds, at its own risk.
+    options.force = true;
+    options.read_only = true;
+    auto forced = Open(options, Set());
+    ASSERT_TRUE(forced.ok()) << forced.status().ToString();
+    EXPECT_EQ((*forced)->replicas()[0].state, ReplicaState::kLive);
+    EXPECT_EQ((*forced)->replicas()[1].state, ReplicaState::kStale);
+    std::vector<std::byte> in(kRecord);
+    ASSERT_TRUE((*forced)->Read(0, in, 0).ok());
+    EXPECT_TRUE(in == RecordBytes(0));
+}
+
+// A replica that does not answer at all when a writer opens (its daemon
+// stopped): the open takes about operation_timeout, not the control
+// plane's deadline, and records it stale; once it runs again, a repair
+// brings it back.
+TEST_F(ReplicaSetTest, AReplicaStoppedAtOpenIsRecordedStaleThenRepaired) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    {
+        auto region = OpenWriter(2);
+        ASSERT_NE(region, nullptr);
+        ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, 0, 10));
+    }
+    size_t next = 10;
+    auto region = [&] {
+        Stopped stopped(daemons_[1]->process().pid());
+        EXPECT_TRUE(stopped.stopped());
+        const auto start = std::chrono::steady_clock::now();
+        auto opened = OpenWriter(2);
+        EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(6));
+        return opened;
+    }();
+    ASSERT_NE(region, nullptr);
+    EXPECT_EQ(region->replicas()[1].state, ReplicaState::kStale);
+    EXPECT_GT(region->replicas()[1].stale_since, 0u);
+    ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, next, 100));
+    next += 100;
+    ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 2}));
+    (void)Repair(*region, 1);
+    ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, next, 10));
+    region.reset();
+    ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
 }
 
 }  // namespace
