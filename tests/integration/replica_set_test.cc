@@ -666,6 +666,46 @@ TEST_F(ReplicaSetTest, ARepairThatDiedIsRefusedToWritersAndTakenOverByTheNextRep
     ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
 }
 
+// Writes made during a repair by the repairing Region go to the repaired
+// replica too, and no extent's copy overwrites a newer write: the missed
+// records are spread over every extent, and another thread writes records
+// between them while the extents are compared and copied.
+TEST_F(ReplicaSetTest, WritesDuringARepairLandOnTheRepairedReplicaAndNoCopyOverwritesThem) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    constexpr size_t kStride = 16;  // records: one every 64 KiB
+    const size_t spread = kRegionSize / kRecord / kStride;
+    auto region = OpenWriter(2);
+    ASSERT_NE(region, nullptr);
+    daemons_[2]->process().Kill();
+    for (size_t k = 0; k < spread; ++k) {
+        const client::Status s = WriteRecord(*region, k * kStride);
+        ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+    ASSERT_EQ(region->replicas()[2].state, ReplicaState::kFailed);
+    daemons_[2] = Start(2, true);
+    ASSERT_NE(daemons_[2], nullptr);
+    std::atomic<bool> repairing{true};
+    std::set<size_t> during;
+    std::thread writer([&] {
+        for (size_t round = 1; round < kStride && repairing; ++round)
+            for (size_t k = 0; k < spread && repairing; k += 7) {
+                const size_t i = k * kStride + round;
+                if (region->WritePersist(i * kRecord, RecordBytes(i)).ok())
+                    during.insert(i);
+                else
+                    ADD_FAILURE() << "record " << i << " failed during the repair";
+            }
+    });
+    const uint64_t copied = Repair(*region, 2);
+    repairing = false;
+    writer.join();
+    EXPECT_GE(copied, kRegionSize / 2);  // the missed records are everywhere
+    EXPECT_FALSE(during.empty());
+    acknowledged_.insert(during.begin(), during.end());
+    region.reset();
+    ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
+}
+
 // (e) A set of two cannot drop a member: the operation that finds it
 // failed, and every later write, fail unacknowledged.
 TEST_F(ReplicaSetTest, ASetOfTwoLosingOneAcknowledgesNothingMore) {
