@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "rpma/client/region.h"
+#include "rpma_client.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
 #include "tests/integration/stopped_daemon.h"
@@ -453,7 +454,10 @@ TEST_F(ReplicaSetTest, TwoWritersDroppingDifferentReplicasOneWinsTheOtherIsFence
         auto b = OpenWriter(0, {"", "", b_to_2.address()});
         ASSERT_NE(a, nullptr);
         ASSERT_NE(b, nullptr);
-        const size_t base = static_cast<size_t>(round) * 4000;
+        // Records of 4000 a round, four rounds' worth in the region: a
+        // record's bytes depend on its index alone, so writing one again in
+        // a later round changes nothing the history checks.
+        const size_t base = static_cast<size_t>(round % 4) * 4000;
         ASSERT_NO_FATAL_FAILURE(WriteRecords(*a, base, 10));
         ASSERT_NO_FATAL_FAILURE(WriteRecords(*b, base + 2000, 10));
         a_to_1.Cut();
@@ -704,6 +708,61 @@ TEST_F(ReplicaSetTest, WritesDuringARepairLandOnTheRepairedReplicaAndNoCopyOverw
     acknowledged_.insert(during.begin(), during.end());
     region.reset();
     ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
+}
+
+// The C API's view of the same: open flags, replica states, generation.
+TEST_F(ReplicaSetTest, TheCApiOpensReadOnlyAndShowsReplicaStatesAndTheGeneration) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    std::vector<std::string> addresses;
+    for (size_t i = 0; i < 3; ++i)
+        addresses.push_back(daemons_[i]->control());
+    const char *list[] = {addresses[0].c_str(), addresses[1].c_str(), addresses[2].c_str()};
+    rpma_client_options options{};
+    options.create_size = kRegionSize;
+    options.quorum = 2;
+    options.operation_timeout_ms = 1500;
+    rpma_client_region *writer = nullptr;
+    ASSERT_EQ(rpma_client_region_open(list, 3, kRegion, &options, &writer), RPMA_CLIENT_OK)
+        << rpma_client_last_error();
+    const uint64_t generation = rpma_client_region_generation(writer);
+    EXPECT_GT(generation, 0u);
+    const auto bytes = RecordBytes(1);
+    ASSERT_EQ(rpma_client_write_persist(writer, kRecord, bytes.data(), bytes.size()),
+              RPMA_CLIENT_OK);
+    daemons_[2]->process().Kill();
+    for (uint64_t i = 2; rpma_client_replica_state(writer, 2) == RPMA_CLIENT_REPLICA_LIVE; ++i) {
+        ASSERT_LT(i, 2000u);
+        const auto more = RecordBytes(i);
+        ASSERT_EQ(rpma_client_write_persist(writer, i * kRecord, more.data(), more.size()),
+                  RPMA_CLIENT_OK)
+            << rpma_client_last_error();
+    }
+    EXPECT_EQ(rpma_client_replica_state(writer, 2), RPMA_CLIENT_REPLICA_FAILED);
+    EXPECT_EQ(rpma_client_region_generation(writer), generation + 1);
+    EXPECT_EQ(rpma_client_replica_state(writer, 3), RPMA_CLIENT_E_INVAL);
+    rpma_client_region_close(writer);
+
+    options.quorum = 1;
+    rpma_client_region *reader = nullptr;
+    ASSERT_EQ(rpma_client_region_open_flags(list, 3, kRegion, &options, RPMA_CLIENT_OPEN_READ_ONLY,
+                                            &reader),
+              RPMA_CLIENT_OK)
+        << rpma_client_last_error();
+    EXPECT_EQ(rpma_client_region_generation(reader), 0u);
+    EXPECT_EQ(rpma_client_replica_state(reader, 0), RPMA_CLIENT_REPLICA_LIVE);
+    EXPECT_EQ(rpma_client_replica_state(reader, 2), RPMA_CLIENT_REPLICA_STALE);
+    std::vector<std::byte> in(kRecord);
+    EXPECT_EQ(rpma_client_read(reader, 1, kRecord, in.data(), in.size()), RPMA_CLIENT_OK);
+    EXPECT_TRUE(in == bytes);
+    EXPECT_EQ(rpma_client_read(reader, 2, kRecord, in.data(), in.size()),
+              RPMA_CLIENT_E_PRECONDITION);
+    EXPECT_NE(std::string(rpma_client_last_error()).find("replica 2 is stale"), std::string::npos)
+        << rpma_client_last_error();
+    EXPECT_EQ(rpma_client_write_persist(reader, 0, bytes.data(), bytes.size()),
+              RPMA_CLIENT_E_PRECONDITION);
+    EXPECT_EQ(rpma_client_region_open_flags(list, 3, kRegion, &options, 0x80, &writer),
+              RPMA_CLIENT_E_INVAL);
+    rpma_client_region_close(reader);
 }
 
 // (e) A set of two cannot drop a member: the operation that finds it
