@@ -173,8 +173,10 @@ struct OpenOptions {
     // replica not reached, so a stale replica may be read, and written, as
     // in sync, and another writer may be writing the set meanwhile. A
     // writer's forced open records what it sees (the members not reached
-    // STALE) and marks members left REPAIRING stale again. For a person who
-    // knows that no other writer exists.
+    // STALE) and marks members left REPAIRING stale again, and its record
+    // changes (at open, on failures, in repairs) count once the members in
+    // sync accepted them, a majority or not. For a person who knows that no
+    // other writer exists.
     bool force = false;
     // A writer's open that finds a member REPAIRING (a repair that died, or
     // one still running elsewhere) opens anyway, the member kStale, so that
