@@ -200,16 +200,38 @@ int Bench(const Settings &settings, const BenchArgs &args) {
     std::vector<Measured> measured(counts.size());
     Status status;
     for (size_t c = 0; c < counts.size() && status.ok(); ++c) {
+        const std::vector<std::string> prefix(settings.servers.begin(),
+                                              settings.servers.begin() + counts[c]);
+        // A region's replica set is recorded on its members (README "Replica
+        // sets"): a smaller prefix of the servers is another set, so it gets
+        // a scratch region of its own, NAME.rK, created and deleted here;
+        // every server uses NAME.
+        const bool whole = counts[c] == settings.servers.size();
+        const std::string name =
+            whole ? args.region : args.region + ".r" + std::to_string(counts[c]);
+        std::vector<std::string> created;
+        if (!whole) {
+            auto absent = Missing(*daemons, name);
+            if (!absent.ok()) {
+                status = absent.status();
+                break;
+            }
+            for (const std::string &address : *absent)
+                if (std::find(prefix.begin(), prefix.end(), address) != prefix.end())
+                    created.push_back(address);
+        }
         rpma::client::OpenOptions options;
         options.create_size = *region_size;
-        auto region = OpenRegion(settings, args.region, options,
-                                 std::vector<std::string>(settings.servers.begin(),
-                                                          settings.servers.begin() + counts[c]));
-        if (!region.ok()) {
-            status = region.status();
-            break;
+        {
+            auto region = OpenRegion(settings, name, options, prefix);
+            if (!region.ok())
+                status = region.status();
+            else
+                status = Measure(**region, sizes, args.iterations, *stream, progress, &done,
+                                 &measured[c]);
         }
-        status = Measure(**region, sizes, args.iterations, *stream, progress, &done, &measured[c]);
+        if (!whole)
+            DeleteWhereCreated(*daemons, name, created);
     }
     progress.Finish();
     DeleteWhereCreated(*daemons, args.region, *missing);

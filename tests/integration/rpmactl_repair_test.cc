@@ -100,7 +100,10 @@ class RpmactlRepairTest : public ::testing::Test {
     // restarted.
     std::unique_ptr<Rpmad> Start(int i, const Rpmad *previous = nullptr) {
         RpmadOptions options;
-        options.pool_dir = TempPath("pool-" + name_ + "-" + std::to_string(i));
+        // TempPath is a new path each call: the pool is kept for a restart.
+        if (pools_[i].empty())
+            pools_[i] = TempPath("pool-" + name_ + "-" + std::to_string(i));
+        options.pool_dir = pools_[i];
         if (previous != nullptr) {
             options.control_port = previous->control_port();
             options.data_port = previous->data_port();
@@ -153,6 +156,7 @@ class RpmactlRepairTest : public ::testing::Test {
 
     std::string name_;
     std::string home_;
+    std::string pools_[3];
     std::vector<const Rpmad *> daemons_;
 };
 
@@ -249,6 +253,8 @@ TEST_F(RpmactlRepairTest, AReplicaKilledMidPutIsStaleUntilRepairedAndRepairCopie
     const Outcome list_json = Run({"--json", "region", "list"});
     ASSERT_EQ(list_json.code(), 0) << list_json.described;
     const Json listed = list_json.json();
+    ASSERT_EQ(listed.size(), 3u) << list_json.out;
+    ASSERT_EQ(listed[2]["regions"].size(), 1u) << list_json.out;
     const Json &state = listed[2]["regions"][0]["replica_state"];
     EXPECT_EQ(state["state"], "stale") << list_json.out;
     const uint64_t stale_since = state["stale_since"].get<uint64_t>();
