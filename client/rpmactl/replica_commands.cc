@@ -98,7 +98,7 @@ std::optional<uint64_t> CountBytes(Daemons &daemons, rpma::client::Region &regio
     v1::ChecksumRegionResponse sums[2];
     for (int side = 0; side < 2; ++side) {
         ControlPlane &daemon = *daemons[side == 0 ? replica : reference];
-        if (!Checksums(daemon, daemon.Context().get(), name, range.offset, range.length,
+        if (!Checksums(daemon, daemon.SessionContext().get(), name, range.offset, range.length,
                        kCountBlock, &sums[side])
                  .ok())
             return std::nullopt;
@@ -186,7 +186,11 @@ int Verify(const Settings &settings, const ReplicaArgs &args) {
         const uint64_t length = std::min(per_call * *extent, size - offset);
         std::vector<Answer<v1::ChecksumRegionResponse>> sums = AskEach<v1::ChecksumRegionResponse>(
             daemons, [&](ControlPlane &d, grpc::ClientContext *c, v1::ChecksumRegionResponse *out) {
-                return Checksums(d, c, args.name, offset, length, *extent, out);
+                // ChecksumRegion is a region opener's call: with the client
+                // token when one is given (else the admin token).
+                auto context = d.SessionContext();
+                context->set_deadline(c->deadline());
+                return Checksums(d, context.get(), args.name, offset, length, *extent, out);
             });
         std::vector<std::string_view> views(replicas);
         for (size_t r = 0; r < replicas; ++r) {
