@@ -157,8 +157,9 @@ int Put(const Settings &settings, const DataArgs &args) {
         return Fail(status);
     // Replicas that were stale when the region opened got none of it (those
     // that failed during the put were reported as they did).
-    for (size_t i = 0; i < (*region)->replicas().size(); ++i) {
-        const auto &replica = (*region)->replicas()[i];
+    const auto replicas = (*region)->replicas();  // a copy
+    for (size_t i = 0; i < replicas.size(); ++i) {
+        const auto &replica = replicas[i];
         if (replica.state == rpma::client::ReplicaState::kStale)
             PrintError(Status(StatusCode::kFailedPrecondition,
                               "replica " + std::to_string(i) + " (" + replica.address + ") " +

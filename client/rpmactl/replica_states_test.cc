@@ -65,14 +65,27 @@ TEST(ReplicaStates, AReplicaThatMissedAChangeIsStaleWhateverItsOwnRecordSays) {
     EXPECT_EQ(verdict.replicas[2].own_generation, 1u);
 }
 
-// IN_SYNC in the newest record, but its daemon holds an older one.
+// IN_SYNC in the newest record (held by a majority), but its daemon holds
+// an older one: it missed a change.
 TEST(ReplicaStates, InSyncInTheNewestRecordButBehindIsStale) {
-    const auto old_record = Record(3, {{"a", kInSync}, {"b", kInSync}});
-    const auto new_record = Record(4, {{"a", kInSync}, {"b", kInSync}});
-    const auto verdict = DecideReplicaStates({Reached("a", new_record), Reached("b", old_record)});
+    const auto old_record = Record(3, {{"a", kInSync}, {"b", kInSync}, {"c", kInSync}});
+    const auto new_record = Record(4, {{"a", kInSync}, {"b", kInSync}, {"c", kInSync}});
+    const auto verdict = DecideReplicaStates(
+        {Reached("a", new_record), Reached("b", new_record), Reached("c", old_record)});
     EXPECT_EQ(verdict.replicas[0].condition, ReplicaCondition::kInSync);
-    EXPECT_EQ(verdict.replicas[1].condition, ReplicaCondition::kStale);
-    EXPECT_EQ(verdict.replicas[1].stale_since, 4u);
+    EXPECT_EQ(verdict.replicas[2].condition, ReplicaCondition::kStale);
+    EXPECT_EQ(verdict.replicas[2].stale_since, 4u);
+}
+
+// A newest generation held by fewer than a majority with every member
+// reached cannot have been recorded: the library steps back from it.
+TEST(ReplicaStates, ANewestGenerationOnFewerThanAMajorityIsSteppedBackFrom) {
+    const auto old_record = Record(3, {{"a", kInSync}, {"b", kInSync}, {"c", kInSync}});
+    const auto new_record = Record(4, {{"a", kInSync}, {"b", kInSync}, {"c", kInSync}});
+    const auto verdict = DecideReplicaStates(
+        {Reached("a", new_record), Reached("b", old_record), Reached("c", old_record)});
+    for (const auto &v : verdict.replicas)
+        EXPECT_EQ(v.condition, ReplicaCondition::kInSync) << v.why;
 }
 
 // Another daemon at a member's address (or the region created again): its
@@ -86,15 +99,17 @@ TEST(ReplicaStates, ADaemonTheRecordDoesNotKnowIsStale) {
     EXPECT_TRUE(verdict.trusted);
 }
 
-// Equal generations that differ: in sync only where every one says so.
-TEST(ReplicaStates, EqualGenerationsThatDisagreeMakeTheMemberStale) {
+// Two versions of one generation: the majority's is trusted, and the
+// member holding the other is behind it.
+TEST(ReplicaStates, OfTwoVersionsOfAGenerationTheMajoritysDecides) {
     const auto one = Record(6, {{"a", kInSync}, {"b", kInSync}, {"c", kInSync}});
     const auto other = Record(6, {{"a", kInSync}, {"b", kInSync}, {"c", kStale, 6}});
     const auto verdict =
         DecideReplicaStates({Reached("a", one), Reached("b", other), Reached("c", one)});
     EXPECT_EQ(verdict.replicas[0].condition, ReplicaCondition::kInSync);
-    EXPECT_EQ(verdict.replicas[2].condition, ReplicaCondition::kStale);
-    EXPECT_EQ(verdict.replicas[2].stale_since, 6u);
+    EXPECT_EQ(verdict.replicas[2].condition, ReplicaCondition::kInSync);
+    EXPECT_EQ(verdict.replicas[1].condition, ReplicaCondition::kStale) << verdict.replicas[1].why;
+    EXPECT_EQ(verdict.replicas[1].stale_since, 6u);
 }
 
 TEST(ReplicaStates, RepairingShowsTheReportedProgress) {

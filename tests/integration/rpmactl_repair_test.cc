@@ -16,7 +16,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -86,6 +85,20 @@ std::string LineWith(const std::string &text, const std::string &word) {
         if (line.find(word) != std::string::npos)
             return line;
     return "";
+}
+
+// `text` says "<prefix>G)" with G a generation number. (Not with
+// std::regex: GCC 12 warns inside it under the sanitizers' flags.)
+bool SaysStaleSince(const std::string &text,
+                    const std::string &prefix = "stale (missed writes since generation ") {
+    for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
+        size_t end = at + prefix.size();
+        while (end < text.size() && isdigit(static_cast<unsigned char>(text[end])))
+            ++end;
+        if (end > at + prefix.size() && end < text.size() && text[end] == ')')
+            return true;
+    }
+    return false;
 }
 
 class RpmactlRepairTest : public ::testing::Test {
@@ -228,8 +241,7 @@ TEST_F(RpmactlRepairTest, AReplicaKilledMidPutIsStaleUntilRepairedAndRepairCopie
     EXPECT_EQ(stale_get.code(), 1) << stale_get.described;
     EXPECT_NE(stale_get.err.find("replica 2 (" + d[2]->control() + ")"), std::string::npos)
         << stale_get.err;
-    EXPECT_TRUE(std::regex_search(stale_get.err,
-                                  std::regex("is stale \\(missed writes since generation \\d+\\)")))
+    EXPECT_TRUE(SaysStaleSince(stale_get.err, "is stale (missed writes since generation "))
         << stale_get.err;
     EXPECT_NE(stale_get.err.find("rpmactl region repair big"), std::string::npos) << stale_get.err;
     // Without --replica: an in-sync one, exactly the acknowledged bytes.
@@ -242,9 +254,7 @@ TEST_F(RpmactlRepairTest, AReplicaKilledMidPutIsStaleUntilRepairedAndRepairCopie
     const Outcome list = Run({"region", "list"});
     ASSERT_EQ(list.code(), 0) << list.described;
     const std::string row = LineWith(list.out, d[2]->control());
-    EXPECT_TRUE(
-        std::regex_search(row, std::regex("stale \\(missed writes since generation \\d+\\)")))
-        << list.out;
+    EXPECT_TRUE(SaysStaleSince(row)) << list.out;
     EXPECT_EQ(row.find(" ok"), std::string::npos) << list.out;
     EXPECT_EQ(row.find("in-sync"), std::string::npos) << list.out;
     for (int i = 0; i < 2; ++i)
