@@ -118,18 +118,23 @@ bool WriteCatalogSeeds(const std::string &dir) {
                                           .size = 1 << 20,
                                           .id = 1,
                                           .created_unix = 1700000000,
-                                          .file_name = "0000000000000001.region"},
+                                          .file_name = "0000000000000001.region",
+                                          .replica_set = {}},
                                          {.name = "ledger-2024",
                                           .size = 64ull << 30,
                                           .id = 2,
                                           .created_unix = 1700000300,
-                                          .file_name = "0000000000000002.region"}}};
+                                          .file_name = "0000000000000002.region",
+                                          // Format 2: a region with a record
+                                          // (opaque bytes to the catalog).
+                                          .replica_set = std::string("\x0a\x04set1\x10\x07", 8)}}};
     const rpmad::Catalog odd{.generation = ~0ull,
                              .entries = {{.name = "",
                                           .size = 0,
                                           .id = ~0ull,
                                           .created_unix = -1,
-                                          .file_name = std::string(300, 'f')}}};
+                                          .file_name = std::string(300, 'f'),
+                                          .replica_set = std::string(1000, '\xff')}}};
     const std::string two_bytes = rpmad::EncodeCatalog(two);
     std::string flipped = two_bytes;
     flipped[30] ^= 0x01;  // inside the first record: the checksum must catch it
