@@ -436,5 +436,97 @@ TEST_F(RpmactlRepairTest, VerifyCoalescesDifferencesOfAReplicaChangedBehindTheSe
     EXPECT_EQ(bad.code(), 2) << bad.described;
 }
 
+// The repairing client dies mid-way (SIGKILL): the member stays
+// "repairing", never in sync; writers are refused naming the repair,
+// readers are not; running repair again takes it over and finishes it.
+TEST_F(RpmactlRepairTest, ARepairThatDiesIsShownRepairingAndRunningRepairAgainFinishesIt) {
+    constexpr uint64_t kFile = 96 * kMiB;
+    std::unique_ptr<Rpmad> d[3];
+    for (int i = 0; i < 3; ++i) {
+        d[i] = Start(i);
+        ASSERT_NE(d[i], nullptr);
+    }
+    daemons_ = {d[0].get(), d[1].get(), d[2].get()};
+    const auto bytes = RandomBytes(kFile, 3);
+    const std::string file = home_ + "/big";
+    WriteFile(file, bytes);
+    // Daemon 2 down for the whole put: it misses all of it.
+    const int control_port = d[2]->control_port(), data_port = d[2]->data_port();
+    d[2]->process().Kill();
+    const Outcome put = Run({"put", file, "big", "--size", "128MiB", "--quorum", "2"});
+    ASSERT_EQ(put.code(), 1) << put.described;
+    {
+        RpmadOptions options;
+        options.pool_dir = pools_[2];
+        options.control_port = control_port;
+        options.data_port = data_port;
+        std::string error;
+        d[2] = Rpmad::Start(options, &error);
+        ASSERT_NE(d[2], nullptr) << error;
+    }
+    daemons_ = {d[0].get(), d[1].get(), d[2].get()};
+
+    // The repair, SIGKILLed once a majority (daemons 0 and 1) recorded
+    // daemon 2 REPAIRING (a record on fewer cannot have counted).
+    std::string error;
+    auto repair = Process::Start(Argv({"region", "repair", "big"}), Env(), &error);
+    ASSERT_NE(repair, nullptr) << error;
+    auto recorded_repairing = [](const Rpmad &daemon) {
+        v1::GetRegionRequest request;
+        request.set_name("big");
+        v1::Region region;
+        return daemon.Regions()->GetRegion(Rpmad::Context().get(), request, &region).ok() &&
+               region.replica_set().members_size() == 3 &&
+               region.replica_set().members(2).state() == v1::ReplicaSetMember::STATE_REPAIRING;
+    };
+    bool repairing = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!repairing && std::chrono::steady_clock::now() < deadline) {
+        repairing = recorded_repairing(*d[0]) && recorded_repairing(*d[1]);
+        if (!repairing && repair->Wait(std::chrono::milliseconds(1)))
+            break;
+    }
+    ASSERT_TRUE(repairing) << "the repair ended before daemons 0 and 1 recorded 2 repairing: "
+                           << repair->Describe();
+    EXPECT_FALSE(repair->Kill().exited);
+
+    const Outcome list = Run({"--json", "region", "list"});
+    ASSERT_EQ(list.code(), 0) << list.described;
+    const Json listed = list.json();
+    ASSERT_EQ(listed.size(), 3u);
+    ASSERT_EQ(listed[2]["regions"].size(), 1u) << list.out;
+    EXPECT_EQ(listed[2]["regions"][0]["replica_state"]["state"], "repairing") << list.out;
+    const Outcome table = Run({"region", "list"});
+    EXPECT_EQ(LineWith(table.out, d[2]->control()).find("in-sync"), std::string::npos) << table.out;
+    EXPECT_NE(LineWith(table.out, d[2]->control()).find("repairing"), std::string::npos)
+        << table.out;
+
+    // A writer is refused, saying what to do; a reader is not.
+    const Outcome writer = Run({"put", file, "big", "--quorum", "2"});
+    EXPECT_NE(writer.code(), 0) << writer.described;
+    EXPECT_NE(writer.err.find("being repaired"), std::string::npos) << writer.err;
+    EXPECT_NE(writer.err.find("rpmactl region repair big"), std::string::npos) << writer.err;
+    const std::string out = home_ + "/out";
+    const Outcome reader = Get(kFile, out);
+    ASSERT_EQ(reader.code(), 0) << reader.described;
+    EXPECT_EQ(FirstDifference(ReadFile(out), bytes), -1);
+    EXPECT_EQ(Get(kFile, out, "2").code(), 1);
+
+    // Repair again: taken over, finished.
+    const Outcome again = Run({"--json", "region", "repair", "big"});
+    ASSERT_EQ(again.code(), 0) << again.described;
+    const Json result = again.json();
+    ASSERT_EQ(result["repaired"].size(), 1u) << again.out;
+    EXPECT_EQ(result["repaired"][0]["replica"], 2);
+    EXPECT_EQ(result["repaired"][0]["before"], "stale") << again.out;
+    EXPECT_EQ(result["repaired"][0]["result"], "repaired") << again.out;
+    EXPECT_LE(result["repaired"][0]["bytes_copied"].get<uint64_t>(), kFile + kMiB) << again.out;
+    const Outcome verify = Run({"verify", "big"});
+    EXPECT_EQ(verify.code(), 0) << verify.described;
+    const Outcome got = Get(kFile, out, "2");
+    ASSERT_EQ(got.code(), 0) << got.described;
+    EXPECT_EQ(FirstDifference(ReadFile(out), bytes), -1);
+}
+
 }  // namespace
 }  // namespace rpma::testing
