@@ -14,7 +14,6 @@
 #include <deque>
 #include <future>
 #include <mutex>
-#include <random>
 #include <thread>
 
 #include "region_impl.h"
@@ -42,15 +41,23 @@ std::string WriterId() {
     return std::string(host) + " pid " + std::to_string(getpid());
 }
 
-// A new set's id: 32 random hex digits.
-std::string RandomSetId() {
-    std::random_device random;
-    std::string id;
-    for (int k = 0; k < 4; ++k) {
-        char word[9];
-        std::snprintf(word, sizeof(word), "%08x", static_cast<unsigned>(random()));
-        id += word;
+// A new set's id: 32 hex digits of the region's name and the replica list
+// (FNV-1a, twice), so that writers opening a region never recorded at the
+// same time with the same list propose the same set (one of their first
+// records wins on each member, and they are the same change), while two
+// lists make two sets, which rule 3 keeps apart.
+std::string NewSetId(const std::string &region, const std::vector<std::string> &addresses) {
+    std::string text = region;
+    for (const std::string &a : addresses)
+        text += '\n' + a;
+    uint64_t h1 = 14695981039346656037ull, h2 = 1099511628211ull * 31;
+    for (const char c : text) {
+        h1 = (h1 ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+        h2 = (h2 ^ static_cast<unsigned char>(c)) * 1099511628211ull + 0x9e3779b97f4a7c15ull;
     }
+    char id[33];
+    std::snprintf(id, sizeof(id), "%016llx%016llx", static_cast<unsigned long long>(h1),
+                  static_cast<unsigned long long>(h2));
     return id;
 }
 
@@ -181,7 +188,7 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
     input.repair_takeover = options_.repair_takeover;
     input.writer_id = writer_id_;
     input.now_unix = NowUnix();
-    input.new_set_id = RandomSetId();
+    input.new_set_id = NewSetId(name_, set.addresses);
     const ReplicaSetDecision decision = DecideReplicaSet(input);
     if (!decision.status.ok())
         return decision.status;
@@ -227,6 +234,18 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
         if (got.ok())
             got = (*replica)->Register(kStagingId, staging_);
         if (!got.ok()) {
+            // Refused, or its session fenced before it connected, because
+            // another writer's record came after this open read them?
+            if (session_generation > 0) {
+                ::rpmad::v1::GetReplicaSetRequest request;
+                request.set_region(name_);
+                ::rpmad::v1::ReplicaSetView view;
+                if (m.control->regions()
+                        .GetReplicaSet(RecordContext(*m.control).get(), request, &view)
+                        .ok() &&
+                    view.record().generation() > generation_)
+                    open_raced_ = true;
+            }
             m.state = ReplicaState::kLive;  // as it is in the record: MarkFailed records it
             MarkFailed(i, got, Op{Op::Kind::kOpen});
             continue;
@@ -294,9 +313,12 @@ Status Region::Impl::Propose(const ::rpmad::v1::ReplicaSetRecord &record,
             continue;
         }
         const auto &current = responses[i].current();
+        // The same change, recorded by this writer before (a retry) or by
+        // another one that saw the same (two writers dropping the same
+        // replica, or opening a new region with the same list): the set is
+        // as this writer wants it.
         if (responses[i].applied() ||
-            (current.generation() == record.generation() && SameMembers(current, record) &&
-             current.writer() == record.writer())) {
+            (current.generation() == record.generation() && SameMembers(current, record))) {
             (*accepted)[i] = true;
             continue;
         }
@@ -945,9 +967,20 @@ Region::~Region() = default;
 
 Result<std::unique_ptr<Region>> Region::Open(const ReplicaSet &replicas, const std::string &name,
                                              const OpenOptions &options) {
-    auto impl = std::make_unique<Impl>(name, options);
-    if (Status s = impl->OpenAll(replicas); !s.ok())
-        return s;
+    // Another writer recording a change while this one opens (two opening a
+    // new region at once, one dropping a replica) makes the open's record
+    // or sessions outdated: the open starts over with what is recorded now,
+    // a few times.
+    constexpr int kAttempts = 4;
+    std::unique_ptr<Impl> impl;
+    for (int attempt = 1;; ++attempt) {
+        impl = std::make_unique<Impl>(name, options);
+        Status s = impl->OpenAll(replicas);
+        if (s.ok())
+            break;
+        if (!impl->open_raced() || attempt == kAttempts)
+            return s;
+    }
     const uint64_t size = impl->size();
     return std::unique_ptr<Region>(new Region(std::move(impl), name, size));
 }

@@ -185,6 +185,8 @@ class Region::Impl {
     std::future<Status> Submit(std::function<Status()> work);
 
     uint64_t size() const { return size_; }
+    // OpenAll failed because another writer changed the record meanwhile.
+    bool open_raced() const { return open_raced_ || fenced_; }
 
   private:
     Status WriteLocked(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
@@ -325,6 +327,7 @@ class Region::Impl {
     bool record_pending_ = false;  // a replica in sync in record_ was marked failed
     bool fenced_ = false;
     Status fenced_status_;
+    bool open_raced_ = false;
     // A change proposed and not yet recorded, and who accepted it.
     std::optional<::rpmad::v1::ReplicaSetRecord> pending_;
     std::vector<bool> pending_accepted_;

@@ -268,7 +268,8 @@ class Region {
     // majority reached, records of different set ids, a member being
     // repaired: see force and repair_takeover; "unreachable: <address>:
     // ..."), kFailedPrecondition (the record changed under the open: open
-    // again), and the daemons' own errors.
+    // again: an open that another writer's change overtook starts over by
+    // itself a few times first), and the daemons' own errors.
     static Result<std::unique_ptr<Region>> Open(const ReplicaSet &replicas, const std::string &name,
                                                 const OpenOptions &options = {});
     // Waits for what is in flight (bounded by operation_timeout) and
