@@ -265,7 +265,9 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
 }
 
 std::unique_ptr<grpc::ClientContext> Region::Impl::RecordContext(ControlPlane &control) const {
-    auto context = control.Context();
+    // The record's calls are a session opener's (the client token where the
+    // daemon requires one), as OpenSession.
+    auto context = control.SessionContext();
     const auto bound =
         std::chrono::system_clock::now() +
         std::min<std::chrono::milliseconds>(options_.operation_timeout, control.options().timeout);

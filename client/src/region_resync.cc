@@ -36,7 +36,7 @@ Result<std::string> Checksums(ControlPlane &control, const std::string &region, 
     // them): another repair's or a verify's end is waited for, boundedly.
     for (int attempt = 0; attempt < 200; ++attempt) {
         response.Clear();
-        got = control.regions().ChecksumRegion(control.Context().get(), request, &response);
+        got = control.regions().ChecksumRegion(control.SessionContext().get(), request, &response);
         if (got.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED)
             break;
         std::this_thread::sleep_for(std::chrono::milliseconds(25));

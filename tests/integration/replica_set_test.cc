@@ -32,6 +32,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <future>
 #include <list>
 #include <memory>
@@ -183,8 +184,9 @@ class CutProxy {
 
 class ReplicaSetTest : public ::testing::Test {
   protected:
-    void StartDaemons(size_t count) {
+    void StartDaemons(size_t count, std::string config_yaml = "") {
         count_ = count;
+        config_yaml_ = std::move(config_yaml);
         for (size_t i = 0; i < count; ++i) {
             pools_[i] = TempPath(std::string(Name()) + "-pool" + std::to_string(i));
             daemons_[i] = Start(i, false);
@@ -194,6 +196,7 @@ class ReplicaSetTest : public ::testing::Test {
     std::unique_ptr<Rpmad> Start(size_t i, bool same_ports) {
         RpmadOptions options;
         options.pool_dir = pools_[i];
+        options.config_yaml = config_yaml_;
         if (same_ports) {
             options.control_port = daemons_[i]->control_port();
             options.data_port = daemons_[i]->data_port();
@@ -216,6 +219,7 @@ class ReplicaSetTest : public ::testing::Test {
         for (size_t i = 0; i < count_; ++i)
             set.addresses.push_back(daemons_[i]->control());
         set.data_addresses = std::move(data_addresses);
+        set.options = connect_;
         return set;
     }
     client::Result<std::unique_ptr<Region>> Open(OpenOptions options, const ReplicaSet &set) {
@@ -329,6 +333,8 @@ class ReplicaSetTest : public ::testing::Test {
     }
 
     size_t count_ = 0;
+    std::string config_yaml_;
+    client::ConnectOptions connect_;  // every Set()'s
     std::array<std::string, 3> pools_;
     std::array<std::unique_ptr<Rpmad>, 3> daemons_;
     std::mutex history_mu_;  // acknowledged_, when two writers run at once
@@ -829,6 +835,43 @@ TEST_F(ReplicaSetTest, WritersOpeningANewRegionAtOnceBothOpen) {
             }
         }
     }
+}
+
+// Daemons that want the admin token to create regions and a client token
+// to open sessions: the record's calls (read, change, checksums, progress)
+// go with the client token, as sessions do, so a writer holding only that
+// token records a failure and repairs.
+TEST_F(ReplicaSetTest, AWriterWithOnlyAClientTokenRecordsAndRepairs) {
+    const std::string clients = TempPath("replica-set-clients");
+    std::ofstream(clients) << "writer t-writer\n";
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3,
+                                         "control:\n  admin_token: \"t-admin\"\n"
+                                         "sessions:\n  client_tokens_file: " +
+                                             clients + "\n"));
+    connect_.admin_token = "t-admin";
+    connect_.client_token = "t-writer";
+    {
+        auto created = OpenWriter(2);  // creates: the admin token
+        ASSERT_NE(created, nullptr);
+    }
+    connect_.admin_token.clear();
+    OpenOptions options;
+    options.quorum = 2;
+    options.operation_timeout = std::chrono::milliseconds(1500);
+    auto region = Region::Open(Set(), kRegion, options);
+    ASSERT_TRUE(region.ok()) << region.status().ToString();
+    size_t next = 0;
+    ASSERT_NO_FATAL_FAILURE(WriteRecords(**region, next, 50));
+    next += 50;
+    const uint64_t before = (*region)->generation();
+    daemons_[2]->process().Kill();
+    ASSERT_NO_FATAL_FAILURE(WriteUntilFailed(**region, 2, &next, 100));
+    EXPECT_EQ((*region)->generation(), before + 1);
+    daemons_[2] = Start(2, true);
+    ASSERT_NE(daemons_[2], nullptr);
+    (void)Repair(**region, 2);
+    region->reset();
+    ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
 }
 
 // (e) A set of two cannot drop a member: the operation that finds it
