@@ -2,10 +2,14 @@
 // real rpmads on real sockets: a replica killed, stopped past the operation
 // timeout, or cut off on its data path is recorded STALE before anything
 // else is acknowledged, the next opener sees it stale (never reads it), and
-// a repair copies only the extents it missed; two writers racing to drop
-// different replicas settle on one record, the loser fenced; a writer that
-// dies right after recording a change leaves a state the next opener reads
-// consistently; a set of two cannot drop a member.
+// a repair copies only the extents it missed (also while the repairing
+// Region writes, and after a repair that died: repair_takeover); two
+// writers racing to drop different replicas settle on one record, the
+// loser fenced; two writers opening a new region at once both open; a
+// writer that dies right after recording a change leaves a state the next
+// opener reads consistently; a set of two cannot drop a member; a replica
+// stopped at open is recorded stale; a writer with only a client token
+// records and repairs; the C API shows the same.
 //
 // Each case keeps a history: every write acknowledged (record i: 4096
 // bytes at i * 4096, each offset written once), checked right away against
