@@ -97,6 +97,19 @@ inline Verdict QuorumVerdict(size_t confirmed, size_t undecided, size_t needed) 
     return Verdict::kWaiting;
 }
 
+// The same with replica-set records (REPLICA_SETS.md, rule 3): an
+// operation waits for every in-sync member (`confirmed` + `undecided`, live
+// and not failed), and `needed` is the fewest of them it may be acknowledged
+// by. Done when every one confirmed and they are enough; lost when they are
+// too few. Members that do not confirm in time are marked failed (and
+// recorded STALE) by the caller, which leaves them out of both counts.
+// With `needed` equal to every member it decides as QuorumVerdict.
+inline Verdict InSyncVerdict(size_t confirmed, size_t undecided, size_t needed) {
+    if (confirmed + undecided < needed)
+        return Verdict::kLost;
+    return undecided == 0 ? Verdict::kDone : Verdict::kWaiting;
+}
+
 }  // namespace rpma::client
 
 #endif  // CLIENT_SRC_PLAN_H

@@ -141,8 +141,9 @@ class Region::Impl {
         size_t id;
         uint64_t last_seq = 0;
     };
-    // Await's notion of done: the quorum of live replicas, every replica
-    // not failed, or one replica.
+    // Await's notion of done: the quorum (with records: every in-sync
+    // member, at least the quorum; legacy: the quorum of live replicas),
+    // every replica not failed, or one replica.
     enum class Need { kQuorum, kAll, kOne };
 
     Impl(std::string name, OpenOptions options)
@@ -387,7 +388,10 @@ Region::Impl::Outcome Region::Impl::Decide(Need need, const Done &done, size_t o
     if (need == Need::kOne && Out(members_[only].state))
         return Outcome::kReplicaFailed;
     if (need == Need::kQuorum) {
-        switch (QuorumVerdict(confirmed, undecided, quorum_)) {
+        // With records every in-sync member is waited for, the quorum is
+        // the fewest it may acknowledge with (rule 3); legacy: the quorum.
+        switch (legacy_ ? QuorumVerdict(confirmed, undecided, quorum_)
+                        : InSyncVerdict(confirmed, undecided, quorum_)) {
             case Verdict::kDone:
                 return Outcome::kMet;
             case Verdict::kLost:

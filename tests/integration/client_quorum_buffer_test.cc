@@ -1,15 +1,15 @@
 // Writes from a registered buffer behind a quorum smaller than the set,
 // against three real rpmads, one of them stopped (SIGSTOP) so that it lags
-// for real. A write the staging ring holds returns once the other two
-// confirmed, with the laggard's share not yet sent; the application then
-// reuses the buffer, as it may once the call returned. When the laggard
-// resumes it must store the bytes of the write, not the ones written into
-// the buffer afterwards: the library copies such writes into its staging
-// ring instead of sending from the buffer. A write larger than the ring
-// waits for the laggard to free a slot (or marks it failed): no live
-// replica ever holds the refilled bytes. A batch of more writes from a
-// registered buffer than the ring has slots commits, each staged write
-// completing by itself.
+// for real. With replica-set records an acknowledging operation waits for
+// every replica in sync (the quorum is the fewest it may be acknowledged
+// by): a write returns only once the laggard confirmed it (or was marked
+// failed and recorded stale), and the application then reuses the buffer,
+// as it may once the call returned; every replica in sync holds the bytes
+// of the write, not those written into the buffer afterwards. A write
+// larger than the staging ring waits for the laggard to free a slot (or
+// marks it failed): no live replica ever holds the refilled bytes. A batch
+// of more writes from a registered buffer than the ring has slots commits,
+// each staged write completing by itself.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -21,6 +21,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rpma/client/region.h"
@@ -41,7 +42,7 @@ using client::ReplicaState;
 // loopback's socket buffers take from a sender whose peer does not read
 // (net.ipv4.tcp_wmem's 4 MiB at most, the stopped peer's receive buffer
 // not grown), so a write of it sent from the application's buffer leaves
-// the laggard's share partly unsent when the quorum confirms.
+// the laggard's share partly unsent when the other two confirmed.
 constexpr size_t kRing = size_t{8} << 20;
 constexpr uint64_t kRegionSize = uint64_t{16} << 20;
 constexpr size_t kLaggard = 2;
@@ -83,9 +84,10 @@ class ClientQuorumBufferTest : public ::testing::Test {
     std::array<std::unique_ptr<Rpmad>, 3> daemons_;
 };
 
-TEST_F(ClientQuorumBufferTest, LaggardStoresTheBytesWrittenNotTheBufferReusedAfterTheCall) {
-    // Longer than the laggard is stopped: it must stay live, a laggard, not
-    // be marked failed and excluded.
+TEST_F(ClientQuorumBufferTest,
+       WriteWaitsForAStoppedLaggardWhichStoresTheBytesWrittenNotTheBufferReused) {
+    // Longer than the laggard is stopped: it must stay live, waited for,
+    // not be marked failed and excluded.
     auto region = Open(std::chrono::seconds(60));
     ASSERT_NE(region, nullptr);
     const std::vector<std::byte> original = Pattern(kRing, 1);
@@ -96,16 +98,25 @@ TEST_F(ClientQuorumBufferTest, LaggardStoresTheBytesWrittenNotTheBufferReusedAft
     {
         Stopped laggard(daemons_[kLaggard]->process().pid());
         ASSERT_TRUE(laggard.stopped());
-        // With the laggard's daemon stopped, this can only return at the
-        // quorum of the other two.
+        // Resumed while the write waits (well before the transport gives
+        // up on it): the call does not return at the quorum of the other
+        // two, but once the laggard, in sync, confirmed too.
+        constexpr auto kStopped = std::chrono::milliseconds(500);
+        std::thread resume([&] {
+            std::this_thread::sleep_for(kStopped);
+            laggard.Resume();
+        });
+        const auto start = std::chrono::steady_clock::now();
         const client::Status s = region->WritePersist(0, buffer);
+        const auto took = std::chrono::steady_clock::now() - start;
+        resume.join();
         ASSERT_TRUE(s.ok()) << s.ToString();
+        EXPECT_GE(took, kStopped - std::chrono::milliseconds(50))
+            << "acknowledged before the stopped laggard confirmed";
         // What an application does with a buffer once the call returned.
         std::fill(buffer.begin(), buffer.end(), std::byte{0xEE});
-        laggard.Resume();
     }
-    // The laggard works in the order it was given work: its read completes
-    // after the write it had not taken yet.
+    // Every replica, the laggard included, holds the write's bytes.
     for (const auto &info : region->replicas())
         ASSERT_EQ(info.state, ReplicaState::kLive) << info.address << ": " << info.error.ToString();
     ExpectLiveReplicasHold(*region, original, in);
@@ -116,7 +127,8 @@ TEST_F(ClientQuorumBufferTest, LaggardStoresTheBytesWrittenNotTheBufferReusedAft
 TEST_F(ClientQuorumBufferTest, WriteLargerThanTheRingWaitsForTheLaggardToFreeASlot) {
     // 12 MiB: its ninth piece needs the slot of its first, which the stopped
     // laggard has not sent. The write waits for it, up to operation_timeout,
-    // then marks it failed and goes on with the two others.
+    // then marks it failed (recorded stale) and goes on with the two others,
+    // still a quorum.
     auto region = Open(std::chrono::seconds(3));
     ASSERT_NE(region, nullptr);
     const std::vector<std::byte> original = Pattern(kRing + kRing / 2, 2);

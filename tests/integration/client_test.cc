@@ -429,7 +429,7 @@ TEST_F(ClientTest, KilledReplicaWithQuorumThreeFailsTheOperationCleanly) {
     }
 }
 
-TEST_F(ClientTest, CutNetworkIsDetectedWithinTheOperationTimeoutAndNothingAcknowledgedIsLost) {
+TEST_F(ClientTest, CutNetworkIsDetectedWithinTheOperationTimeoutAndNothingIsAcknowledgedWithoutIt) {
     ASSERT_NO_FATAL_FAILURE(StartThree({false, false, true}));
     // Replica 1 is reached through proxies, its control plane and (by the
     // set's data-plane override) its data plane.
@@ -475,16 +475,13 @@ TEST_F(ClientTest, CutNetworkIsDetectedWithinTheOperationTimeoutAndNothingAcknow
     EXPECT_EQ(failures[0].code(), StatusCode::kDeadlineExceeded) << failures[0].ToString();
     EXPECT_LE(failed_at - cut_at, kTimeout + std::chrono::milliseconds(1000));
     EXPECT_EQ(region->replicas()[1].address, control.address());
-    // Which operations it affected: the quorum acknowledged the writes made
-    // after the cut without the replica, and the report says so, from the
-    // first of them (or one made just before the cut, still in flight).
+    // Which operations it affected: none acknowledged. Quorum 2 is the
+    // fewest in-sync replicas a write may be acknowledged by, not how many
+    // it waits for: the first write after the cut waited for the replica
+    // until it was marked failed (and recorded stale), so the report names
+    // no acknowledged operation it lacks.
     const std::string &report = failures[0].message();
-    const size_t from = report.find("it had not confirmed ");
-    ASSERT_NE(from, std::string::npos) << report;
-    const size_t oldest = report.find(" at ", report.find("from write+persist", from));
-    ASSERT_NE(oldest, std::string::npos) << report;
-    EXPECT_LE(std::stoull(report.substr(oldest + 4)), 20 * kRecord) << report;
-    EXPECT_GE(std::stoull(report.substr(from + 21)), 1u) << report;
+    EXPECT_EQ(report.find("it had not confirmed "), std::string::npos) << report;
     // Nothing acknowledged is missing from the survivors.
     for (size_t r : {0u, 2u})
         for (size_t i = 0; i < acknowledged; ++i)

@@ -9,7 +9,10 @@
 // writer that dies right after recording a change leaves a state the next
 // opener reads consistently; a set of two cannot drop a member; a replica
 // stopped at open is recorded stale; a writer with only a client token
-// records and repairs; the C API shows the same.
+// records and repairs; the C API shows the same. A quorum smaller than the
+// set waits for every member in sync: a stopped one is recorded stale
+// before the write is acknowledged, a slow one is waited for and stays in
+// sync with every acknowledged write.
 //
 // Each case keeps a history: every write acknowledged (record i: 4096
 // bytes at i * 4096, each offset written once), checked right away against
@@ -445,9 +448,9 @@ TEST_F(ReplicaSetTest, ReplicaWhoseDataPathIsCutIsStaleThenRepaired) {
 // (c) Two writers on one set, each of which sees another replica fail (its
 // own proxy cut): the compare-and-set lets one record its change; the
 // other is fenced. Neither acknowledges an operation without a recorded
-// set. (Quorum: all, so that an acknowledged write is on every member in
-// sync; with a smaller quorum a laggard in sync may still lack a write the
-// other writer acknowledged: see REPLICA_SETS.md, quorums.)
+// set. (Quorum: all, so that each writer is left short of its quorum once
+// it drops a replica; whatever the quorum, an acknowledged write is on
+// every member in sync: REPLICA_SETS.md, rule 2.)
 TEST_F(ReplicaSetTest, TwoWritersDroppingDifferentReplicasOneWinsTheOtherIsFenced) {
     ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
     for (int round = 0; round < Iterations(); ++round) {
@@ -947,6 +950,126 @@ TEST_F(ReplicaSetTest, AReplicaStoppedAtOpenIsRecordedStaleThenRepaired) {
     ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 2}));
     (void)Repair(*region, 1);
     ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, next, 10));
+    region.reset();
+    ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
+}
+
+// The record daemon `d` holds for the region (generation 0: none read).
+v1::ReplicaSetRecord RecordOn(Rpmad &daemon) {
+    v1::GetReplicaSetRequest request;
+    request.set_region(kRegion);
+    v1::ReplicaSetView view;
+    auto regions = daemon.Regions();
+    const grpc::Status s = regions->GetReplicaSet(Rpmad::Context().get(), request, &view);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return view.record();
+}
+
+// A quorum smaller than the set is the fewest in-sync members an operation
+// may be acknowledged by, not how many it waits for (REPLICA_SETS.md, rule
+// 2): with replica 1 stopped, a WritePersist under quorum 2 of 3 waits for
+// it for operation_timeout, marks it failed and records it STALE on the
+// live members before it returns. The writer then goes without doing
+// anything else; the next opener sees replica 1 stale and the history
+// whole on the other two.
+TEST_F(ReplicaSetTest, AQuorumOfTwoWaitsForAStoppedReplicaAndRecordsItStaleBeforeAcknowledging) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    constexpr auto kTimeout = std::chrono::milliseconds(600);
+    OpenOptions options;
+    options.quorum = 2;
+    options.operation_timeout = kTimeout;
+    auto opened = Open(options, Set());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    std::unique_ptr<Region> region = std::move(*opened);
+    const uint64_t before = region->generation();
+    ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, 0, 20));
+    {
+        Stopped stopped(daemons_[1]->process().pid());
+        ASSERT_TRUE(stopped.stopped());
+        const auto start = std::chrono::steady_clock::now();
+        const client::Status s = region->WritePersist(20 * kRecord, RecordBytes(20));
+        const auto took = std::chrono::steady_clock::now() - start;
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        acknowledged_.insert(20);
+        // Not at the quorum of the two others: about operation_timeout.
+        EXPECT_GE(took, kTimeout - std::chrono::milliseconds(50));
+        EXPECT_LT(took, kTimeout + std::chrono::seconds(5));
+        EXPECT_EQ(region->replicas()[1].state, ReplicaState::kFailed);
+        EXPECT_EQ(region->generation(), before + 1);
+        // Recorded on the live members before the acknowledgement.
+        for (size_t d : {0, 2}) {
+            const v1::ReplicaSetRecord record = RecordOn(*daemons_[d]);
+            EXPECT_EQ(record.generation(), before + 1) << "daemon " << d;
+            ASSERT_EQ(record.members_size(), 3) << "daemon " << d;
+            EXPECT_EQ(record.members(1).state(), v1::ReplicaSetMember::STATE_STALE)
+                << "daemon " << d;
+            EXPECT_EQ(record.members(0).state(), v1::ReplicaSetMember::STATE_IN_SYNC);
+            EXPECT_EQ(record.members(2).state(), v1::ReplicaSetMember::STATE_IN_SYNC);
+        }
+        // The writer goes, nothing else done; then replica 1 runs again.
+        region.reset();
+        stopped.Resume();
+    }
+    {
+        OpenOptions read_only;
+        read_only.read_only = true;
+        read_only.quorum = 1;
+        auto reader = Region::Open(Set(), kRegion, read_only);
+        ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+        const auto infos = (*reader)->replicas();
+        EXPECT_EQ(infos[1].state, ReplicaState::kStale) << infos[1].error.ToString();
+        EXPECT_EQ(infos[1].stale_since, before + 1);
+        EXPECT_EQ(infos[0].state, ReplicaState::kLive) << infos[0].error.ToString();
+        EXPECT_EQ(infos[2].state, ReplicaState::kLive) << infos[2].error.ToString();
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 2}));
+}
+
+// The gap a smaller quorum used to leave (a laggard left in sync without
+// writes acknowledged by the others) is closed: under quorum 2 of 3, a
+// replica stopped for less than operation_timeout is waited for; each
+// write returns only once it confirmed, it stays in sync (nothing
+// recorded), and holds every acknowledged write, for the writer and for
+// the next opener.
+TEST_F(ReplicaSetTest, AQuorumOfTwoWaitsForASlowInSyncReplicaWhichHoldsEveryAcknowledgedWrite) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
+    OpenOptions options;
+    options.quorum = 2;
+    options.operation_timeout = std::chrono::seconds(20);
+    auto opened = Open(options, Set());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    std::unique_ptr<Region> region = std::move(*opened);
+    const uint64_t before = region->generation();
+    ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, 0, 20));
+    for (size_t i = 20; i < 23; ++i) {
+        Stopped stopped(daemons_[2]->process().pid());
+        ASSERT_TRUE(stopped.stopped());
+        constexpr auto kSlow = std::chrono::milliseconds(400);
+        std::thread resume([&] {
+            std::this_thread::sleep_for(kSlow);
+            stopped.Resume();
+        });
+        const auto start = std::chrono::steady_clock::now();
+        const client::Status s = region->WritePersist(i * kRecord, RecordBytes(i));
+        const auto took = std::chrono::steady_clock::now() - start;
+        resume.join();
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        acknowledged_.insert(i);
+        EXPECT_GE(took, kSlow - std::chrono::milliseconds(50))
+            << "write " << i << " was acknowledged before the stopped replica confirmed it";
+        ASSERT_EQ(region->replicas()[2].state, ReplicaState::kLive)
+            << region->replicas()[2].error.ToString();
+        // The slow replica holds it as it returns.
+        std::vector<std::byte> in(kRecord);
+        ASSERT_TRUE(region->Read(i * kRecord, in, 2).ok());
+        EXPECT_TRUE(in == RecordBytes(i)) << "replica 2 lacks acknowledged record " << i;
+    }
+    ASSERT_NO_FATAL_FAILURE(WriteRecords(*region, 23, 20));
+    EXPECT_EQ(region->generation(), before);
+    const v1::ReplicaSetRecord record = RecordOn(*daemons_[0]);
+    EXPECT_EQ(record.generation(), before);
+    for (int m = 0; m < record.members_size(); ++m)
+        EXPECT_EQ(record.members(m).state(), v1::ReplicaSetMember::STATE_IN_SYNC) << m;
     region.reset();
     ASSERT_NO_FATAL_FAILURE(ExpectHistory({0, 1, 2}));
 }

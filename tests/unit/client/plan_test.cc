@@ -40,5 +40,26 @@ TEST(QuorumVerdict, DoneWaitingOrLost) {
     EXPECT_EQ(QuorumVerdict(0, 3, 3), Verdict::kWaiting);
 }
 
+TEST(InSyncVerdict, WaitsForEveryInSyncMember) {
+    // Two of three confirmed, a quorum of 2: the third still in sync is
+    // waited for (until it confirms or is marked failed).
+    EXPECT_EQ(InSyncVerdict(2, 1, 2), Verdict::kWaiting);
+    EXPECT_EQ(InSyncVerdict(3, 0, 2), Verdict::kDone);
+    // The third marked failed (out of both counts): two are enough.
+    EXPECT_EQ(InSyncVerdict(2, 0, 2), Verdict::kDone);
+    EXPECT_EQ(InSyncVerdict(1, 0, 2), Verdict::kLost);
+    EXPECT_EQ(InSyncVerdict(0, 1, 2), Verdict::kLost);
+    EXPECT_EQ(InSyncVerdict(0, 3, 3), Verdict::kWaiting);
+}
+
+TEST(InSyncVerdict, AsQuorumVerdictWhenTheQuorumIsEveryMember) {
+    for (size_t members = 1; members <= 5; ++members)
+        for (size_t confirmed = 0; confirmed <= members; ++confirmed)
+            for (size_t undecided = 0; confirmed + undecided <= members; ++undecided)
+                EXPECT_EQ(InSyncVerdict(confirmed, undecided, members),
+                          QuorumVerdict(confirmed, undecided, members))
+                    << members << " " << confirmed << " " << undecided;
+}
+
 }  // namespace
 }  // namespace rpma::client

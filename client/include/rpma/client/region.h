@@ -7,19 +7,28 @@
 //   options.quorum = 2;
 //   auto region = Region::Open(set, "journal", options);
 //   if (!region.ok()) { ... region.status().ToString() ... }
-//   Status s = (*region)->WritePersist(0, bytes);  // durable on >= 2 replicas
+//   Status s = (*region)->WritePersist(0, bytes);  // durable on every replica
+//                                                  // in sync, at least 2
 //
 // Fan-out. An operation posts its work to every replica before it waits for
 // any (posts never block), then collects the completions of all replicas'
-// queues as they come, so no replica waits for another. It returns once the
-// quorum (OpenOptions::quorum live replicas, all by default) confirmed it:
-// a Write when the bytes landed, a Persist when each replica acknowledged
-// durability (APM: a persistent rpma_flush; GPSPM: the daemon's flush
-// response; a set may mix both). Laggards are not waited for; their
-// completions are collected by the operations that follow (any operation
-// that waits first collects everything ready), and a laggard that errs
-// then, or that still has not completed when a later operation needs its
-// staging slot or times out (operation_timeout), is marked failed then.
+// queues as they come, so no replica waits for another. With replica-set
+// records (below) an operation that acknowledges (write, persist, write +
+// persist, commit, and their async forms) returns once every live replica
+// (in sync, not failed) confirmed it, and they are at least the quorum
+// (OpenOptions::quorum, all by default): a Write when the bytes landed, a
+// Persist when each replica acknowledged durability (APM: a persistent
+// rpma_flush; GPSPM: the daemon's flush response; a set may mix both). A
+// replica that does not confirm within operation_timeout is marked failed
+// and recorded STALE before the operation returns; the operation then
+// succeeds when the replicas that confirmed are still the quorum, else it
+// fails with kQuorumLost. Without records (daemons older than them) it
+// returns once the quorum of live replicas confirmed it; laggards are not
+// waited for, their completions are collected by the operations that
+// follow, and a laggard that errs then, or that still has not completed
+// when a later operation needs its staging slot or times out
+// (operation_timeout), is marked failed then. Reads are served by the one
+// replica read from.
 //
 // Waiting. The calling thread waits in rpma_core's own blocking wait
 // (rpma_ext_cq_wait_timeout, bounded by operation_timeout); on the tcp
@@ -35,9 +44,10 @@
 // Failure. A replica whose work request fails, whose connection ends, or
 // that does not complete within operation_timeout is marked failed,
 // reported (OpenOptions::on_failure and replicas(): which replica, what
-// error, during which operation, and which earlier operations the quorum
-// acknowledged without its confirmation: "it had not confirmed 7 earlier
-// operations ..., from write+persist of 4096 bytes at 81920 to ...") and
+// error, during which operation, and which earlier operations were
+// acknowledged without its confirmation, which only a Region without
+// records does: "it had not confirmed 7 earlier operations ..., from
+// write+persist of 4096 bytes at 81920 to ...") and
 // excluded from every later operation. Its data-plane connection is closed
 // at once, so nothing it answers late (a timed-out read's bytes) reaches
 // the staging ring or a registered buffer, which live replicas reuse from
@@ -89,12 +99,14 @@
 //    a failure. The default quorum is every replica of the set, stale ones
 //    included: to open a set with a stale replica (to repair it), give a
 //    quorum the replicas in sync meet.
-//  - Quorums. An acknowledged write is on every replica in sync only when
-//    the quorum is every replica in sync (the default): behind a smaller
-//    quorum, a laggard stays in sync in the record until it is marked
-//    failed, and if this Region dies first, the next opener may take it as
-//    in sync without the last writes it had not applied (REPLICA_SETS.md,
-//    known limits).
+//  - Quorums. The quorum is the fewest replicas in sync an operation may
+//    be acknowledged by, not how many it waits for: every replica in sync
+//    and not failed is waited for (a slow one, up to operation_timeout,
+//    then it is recorded STALE first), so an acknowledged write is on every
+//    replica in sync, whatever the quorum, and the next opener never takes
+//    a replica as in sync without it (as Kafka's acks=all with
+//    min.insync.replicas). A smaller quorum lets writes go on once replicas
+//    failed, not faster while they all work.
 //  - Daemons older than the record (GetReplicaSet UNIMPLEMENTED on every
 //    replica reached): the Region works as before, recording nothing
 //    (generation() 0). A set that mixes them with newer ones is refused
@@ -108,17 +120,21 @@
 // first (at most operation_timeout: then that replica is marked failed).
 // Buffers given to RegisterBuffer are written from and read into directly
 // (zero copy), registered once per replica and reused until
-// UnregisterBuffer, whenever the operation waits for every replica it is
-// sent to: when the quorum is as large as the replicas not failed (the
-// default quorum, all; or 2 of 3 once one failed). Behind a smaller quorum, writes from them are
-// copied into the staging ring like any others: a laggard still sending from the buffer after the
-// call returned would store, and confirm, bytes the application wrote there since. Either way a
+// UnregisterBuffer, for writes when the quorum is as large as the replicas
+// not failed (the default quorum, all; or 2 of 3 once one failed). Behind
+// a smaller quorum, writes from them are copied into the staging ring like
+// any others. Without records that copy is needed: a laggard still sending
+// from the buffer after the call returned would store, and confirm, bytes
+// the application wrote there since. With records every replica in sync is
+// waited for (or marked failed, its connection closed), so only a replica
+// being repaired could still send afterwards; the copy is kept all the
+// same, a cost of a smaller quorum (the decision does not look at records
+// yet). Either way a
 // buffer may be reused as soon as the call returned. Measured (client/BENCH.md): at 4 KiB the two
 // cost the same latency (the copy is ~450 instructions of a ~20 us write + persist); streaming 1
 // MiB writes, a registered buffer reaches 0.94x raw TCP and the staging ring 0.70x. So register
 // large long-lived buffers; small writes need not be. Behind a quorum smaller than the set,
-// registering gains nothing on writes (they pay the copy, and wait when a laggard is a whole ring
-// behind); reads still go without a copy.
+// registering gains nothing on writes (they pay the copy); reads still go without a copy.
 //
 // Threads. A Region is thread-safe: operations are serialized by one mutex
 // (so an operation's latency includes waiting for others). The *Async
@@ -146,15 +162,20 @@ struct OpenOptions {
     // Bytes; when > 0 the region is created on replicas where it is
     // missing (an existing one must have this size). 0: it must exist.
     uint64_t create_size = 0;
-    // Live replicas that must confirm an operation; 0 means all of them.
+    // The fewest live (in-sync) replicas an operation may be acknowledged
+    // by; 0 means all of them. With replica-set records every live replica
+    // is waited for (one that does not confirm within operation_timeout is
+    // marked failed and recorded stale first); without records (older
+    // daemons) the quorum's confirmations are enough.
     size_t quorum = 0;
     // How long a replica may take to confirm an operation (and to connect)
     // before it is marked failed. It bounds how long a hung daemon or a cut
     // network goes unnoticed: within operation_timeout of the first
-    // operation that must wait for the replica (with a quorum of all, the
-    // next one; with a smaller quorum, at the latest the staged write that
-    // reuses the replica's oldest unconfirmed slot of the ring, 8 on, or the
-    // operation that finds its queue of 128 work requests full). Short
+    // operation that must wait for the replica (with records or a quorum
+    // of all, the next one; without records and with a smaller quorum, at
+    // the latest the staged write that reuses the replica's oldest
+    // unconfirmed slot of the ring, 8 on, or the operation that finds its
+    // queue of 128 work requests full). Short
     // values suit a LAN (1-2 s); the operations waiting meanwhile stall.
     std::chrono::milliseconds operation_timeout{10000};
     // Called when a replica is marked failed, with the replica (index,
@@ -318,10 +339,10 @@ class Region {
     // Registers `bytes` with every replica so that operations on spans
     // inside it go without a copy: reads always (only the replica read
     // from touches it, and the read returns once it answered), writes when
-    // the operation waits for every replica it is sent to. Behind a quorum
-    // smaller than the replicas not failed, writes from it are staged (see
-    // Buffers above), since a laggard would send from it after the call
-    // returned. Keep it alive until UnregisterBuffer; its bytes may change
+    // the quorum is as large as the replicas not failed. Behind a smaller
+    // quorum, writes from it are staged (see Buffers above): without
+    // records a laggard would send from it after the call returned. Keep
+    // it alive until UnregisterBuffer; its bytes may change
     // as soon as a call that used them returned (an async one: its future
     // is ready).
     Status RegisterBuffer(std::span<std::byte> bytes);
