@@ -290,8 +290,10 @@ void AddDataCommands(CLI::App &app, Run *run) {
     put->add_flag("--create", args->create,
                   "create the region where missing, just large enough (needs the admin token)");
     put->add_option("--size", args->size, "create the region where missing with SIZE bytes");
-    put->add_option("--quorum", args->quorum,
-                    "replicas that must confirm each write and persist (default all)");
+    put->add_option(
+        "--quorum", args->quorum,
+        "fewest in-sync replicas a write and persist may be acknowledged by (default all); a "
+        "replica that fails is recorded stale and left behind");
     put->callback(set(Put));
 
     CLI::App *get = app.add_subcommand("get", "read LEN bytes of REGION at OFFSET into FILE");
