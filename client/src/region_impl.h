@@ -296,10 +296,11 @@ class Region::Impl {
     Registered *Lookup(const void *data, size_t length);
     // The registered buffer holding `bytes` when a write may send from it
     // directly, else nullptr (unregistered, or to be staged). Directly only
-    // when the operation waits for every replica it posts to (the quorum is
-    // every replica not failed): behind a smaller quorum a laggard may still
-    // be sending from the buffer after the call returned, and would store,
-    // and confirm, whatever the application wrote there since.
+    // when the quorum is every replica not failed: without records, behind
+    // a smaller quorum a laggard may still be sending from the buffer after
+    // the call returned, and would store, and confirm, whatever the
+    // application wrote there since. (With records every in-sync replica is
+    // waited for, so only a resyncing one could; the copy is kept anyway.)
     Registered *SendsFrom(std::span<const std::byte> bytes);
     // Posts `bytes` to every replica not failed; *last_seq is the seq of its
     // last work request. `persist_next`: a persist posted later in this
