@@ -184,6 +184,15 @@ StatusOr<Catalog> DecodeCatalog(std::string_view bytes) {
         return Damaged(std::to_string(reader.remaining()) +
                        " unexpected bytes after the last record");
     }
+    // One spelling per catalog: rpmad writes version 2 only when some
+    // region holds a record, version 1 otherwise.
+    if (version == kFormatVersion &&
+        std::none_of(catalog.entries.begin(), catalog.entries.end(),
+                     [](const CatalogEntry &entry) { return !entry.replica_set.empty(); })) {
+        return Damaged(
+            "catalog format version 2 without any replica-set record (rpmad writes "
+            "version 1 then)");
+    }
     return catalog;
 }
 
