@@ -241,6 +241,13 @@ class Region::Impl {
     void ProgressAll(const Op &op);
     size_t Live() const;
     Status QuorumLost(const Op &op) const;
+    // The first live member (a repair's source); members_.size() if none.
+    size_t FirstLive() const {
+        for (size_t i = 0; i < members_.size(); ++i)
+            if (members_[i].state == ReplicaState::kLive)
+                return i;
+        return members_.size();
+    }
     Status CheckQuorum(const Op &op) const { return Live() < quorum_ ? QuorumLost(op) : Status(); }
     // Returns once `need` is met by `done` (or can no longer be), marking
     // replicas that take longer than operation_timeout failed. Returns at

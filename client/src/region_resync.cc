@@ -89,10 +89,7 @@ Status Region::Impl::CopyExtent(size_t index, uint64_t offset, uint64_t length) 
     };
     if (Out(members_[index].state))
         return members_[index].error;
-    size_t source = members_.size();
-    for (size_t i = 0; i < members_.size() && source == members_.size(); ++i)
-        if (members_[i].state == ReplicaState::kLive)
-            source = i;
+    size_t source = FirstLive();
     if (source == members_.size())
         return fail(QuorumLost(op));
     // Chunk by chunk under the mutex: a write to the extent lands either
@@ -273,10 +270,7 @@ Status Region::Impl::Repair(size_t index, const RepairOptions &options) {
                 return fenced_status_;
             if (Out(members_[index].state))
                 return members_[index].error;
-            size_t source = members_.size();
-            for (size_t i = 0; i < members_.size() && source == members_.size(); ++i)
-                if (members_[i].state == ReplicaState::kLive)
-                    source = i;
+            size_t source = FirstLive();
             if (source == members_.size()) {
                 const Status lost = QuorumLost(op);
                 MarkFailed(index, lost, op);
