@@ -459,6 +459,7 @@ grpc::Status ToGrpc(const Status &status) {
         grpc::StatusCode::UNAUTHENTICATED,
         grpc::StatusCode::UNAVAILABLE,
         grpc::StatusCode::INTERNAL,
+        grpc::StatusCode::UNIMPLEMENTED,
     };
     return grpc::Status(kCodes[static_cast<int>(status.code())], status.message());
 }

@@ -304,6 +304,16 @@ StatusOr<std::pair<v1::ReplicaSetRecord, uint64_t>> Daemon::GetReplicaSet(
     const std::string &region) const {
     if (Status valid = ValidateRegionName(region); !valid.ok())
         return valid;
+    // A configured device-DAX region is not in the catalog and holds no
+    // record: answered as an rpmad without replica sets answers, so that
+    // clients use it as they did before records (client/REPLICA_SETS.md,
+    // "Older daemons").
+    if (auto info = FindInfo(*store_, region);
+        info.ok() && info->backing == BackingName(Backing::kDeviceDax))
+        return Status(StatusCode::kUnimplemented,
+                      "region '" + region +
+                          "' is on device DAX, which holds no replica-set record: clients use "
+                          "it without one; replicate regions of the pool directory to have it");
     return RecordOf(region);
 }
 

@@ -23,6 +23,7 @@ enum class StatusCode {
     kUnauthenticated,
     kUnavailable,
     kInternal,
+    kUnimplemented,
 };
 
 class [[nodiscard]] Status {
