@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -120,11 +123,20 @@ std::optional<std::string> CertificateIdentity(grpc::ServerContext *context) {
 // per peer.
 class Callers {
   public:
-    explicit Callers(const Daemon &daemon) : daemon_(daemon) {}
+    explicit Callers(const Config &config) { SetTokens(config); }
+
+    // Takes the tokens of `config` (a reload's) for every later call.
+    void SetTokens(const Config &config) {
+        auto next =
+            std::make_shared<const Tokens>(Tokens{config.admin_token, config.client_tokens});
+        std::lock_guard lock(tokens_mutex_);
+        tokens_ = std::move(next);
+    }
 
     // The admin token, when the daemon has one, as "authorization: Bearer <token>".
     grpc::Status Admin(grpc::ServerContext *context, const char *call) {
-        const std::string &expected = daemon_.config().admin_token;
+        const auto tokens = Current();
+        const std::string &expected = tokens->admin_token;
         if (expected.empty())
             return grpc::Status::OK;
         const auto bearer = BearerOf(context);
@@ -146,9 +158,9 @@ class Callers {
     // client certificate, else its address. The replica-set calls of a
     // region's writers (`call`) need the same.
     grpc::Status Opener(grpc::ServerContext *context, const char *call, Requester *who) {
-        const Config &config = daemon_.config();
+        const auto config = Current();
         who->address = PeerHost(context->peer());
-        if (!config.client_tokens.empty()) {
+        if (!config->client_tokens.empty()) {
             const auto bearer = BearerOf(context);
             if (!bearer)
                 return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
@@ -159,12 +171,12 @@ class Callers {
                                         "--client-token-file)");
             // Every token is compared, so the time taken says nothing of which matched.
             const ClientToken *client = nullptr;
-            for (const ClientToken &candidate : config.client_tokens)
+            for (const ClientToken &candidate : config->client_tokens)
                 if (TokensEqual(*bearer, candidate.token))
                     client = &candidate;
             if (client != nullptr) {
                 who->identity = "token:" + client->name;
-            } else if (!config.admin_token.empty() && TokensEqual(*bearer, config.admin_token)) {
+            } else if (!config->admin_token.empty() && TokensEqual(*bearer, config->admin_token)) {
                 who->identity = "admin";
             } else {
                 Refused(context, std::string(call) + " refused: wrong client token");
@@ -181,11 +193,24 @@ class Callers {
     }
 
   private:
+    // What a caller may present: swapped whole by a reload, while calls that
+    // hold the previous set finish with it.
+    struct Tokens {
+        std::string admin_token;
+        std::vector<ClientToken> client_tokens;
+    };
+
+    std::shared_ptr<const Tokens> Current() const {
+        std::lock_guard lock(tokens_mutex_);
+        return tokens_;
+    }
+
     void Refused(grpc::ServerContext *context, const std::string &what) {
         refusals_log_.Write(context->peer(), what + " from " + context->peer());
     }
 
-    const Daemon &daemon_;
+    mutable std::mutex tokens_mutex_;
+    std::shared_ptr<const Tokens> tokens_;
     PeerLogLimit refusals_log_{
         [](const std::string &line) { Log().warn("control plane: {}", line); }};
 };
@@ -411,14 +436,23 @@ class DaemonService final : public v1::DaemonService::Service {
 
     grpc::Status GetConfig(grpc::ServerContext *, const v1::GetConfigRequest *,
                            v1::EffectiveConfig *response) override {
-        response->set_yaml(RedactedYaml(effective_));
+        std::unique_lock lock(effective_mutex_);
+        const Config effective = effective_;
+        lock.unlock();
+        response->set_yaml(RedactedYaml(effective));
         response->set_origin(config_origin_);
         return grpc::Status::OK;
     }
 
+    void SetEffective(const Config &effective) {
+        std::lock_guard lock(effective_mutex_);
+        effective_ = effective;
+    }
+
   private:
     Daemon &daemon_;
-    const Config effective_;
+    std::mutex effective_mutex_;
+    Config effective_;
     const std::string config_origin_;
 };
 
@@ -506,10 +540,12 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(Daemon &daemon,
                                                               const std::string &config_origin,
                                                               const std::string &listen) {
     std::unique_ptr<ControlServer> server(new ControlServer());
-    server->callers_ = std::make_unique<Callers>(daemon);
+    server->callers_ = std::make_unique<Callers>(effective);
     server->services_.push_back(std::make_unique<RegionService>(daemon, *server->callers_));
     server->services_.push_back(std::make_unique<SessionService>(daemon, *server->callers_));
-    server->services_.push_back(std::make_unique<DaemonService>(daemon, effective, config_origin));
+    auto daemon_service = std::make_unique<DaemonService>(daemon, effective, config_origin);
+    server->daemon_service_ = daemon_service.get();
+    server->services_.push_back(std::move(daemon_service));
 
     grpc::EnableDefaultHealthCheckService(true);
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -531,6 +567,11 @@ StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(Daemon &daemon,
                        std::to_string(port);
     server->server_->GetHealthCheckService()->SetServingStatus(true);
     return server;
+}
+
+void ControlServer::Reconfigure(const Config &effective) {
+    callers_->SetTokens(effective);
+    static_cast<DaemonService *>(daemon_service_)->SetEffective(effective);
 }
 
 void ControlServer::StopServing() {

@@ -32,6 +32,11 @@ class ControlServer {
 
     // The address it listens on, with the port the kernel picked for ":0".
     const std::string &address() const { return address_; }
+    // A reload's configuration, for the settings served without a new
+    // server: calls from now on are checked against its admin token and
+    // client tokens (calls in flight finish with the ones they began with),
+    // and GetConfig reports it.
+    void Reconfigure(const Config &effective);
     // Health turns NOT_SERVING; calls are still served. A graceful stop
     // says so first, before it disconnects the clients.
     void StopServing();
@@ -46,6 +51,7 @@ class ControlServer {
     // Outlives the services, which check callers with it.
     std::unique_ptr<Callers> callers_;
     std::vector<std::unique_ptr<grpc::Service>> services_;
+    grpc::Service *daemon_service_ = nullptr;  // one of services_
     std::unique_ptr<grpc::Server> server_;
 };
 

@@ -40,10 +40,12 @@ std::string FirstLine(const std::string &text) {
 }
 
 // SIGHUP: the command line and the configuration file again. Their log
-// level, and their TLS material served by a new control server that listens
-// beside the running one before that one stops, so clients see no gap. All
-// or nothing: a file that is not valid, or a server that does not start,
-// changes nothing. Other settings take a restart.
+// level, their admin token and client tokens (files read again: a revoked
+// token admits no further call; sessions it opened stay until closed), and
+// their TLS material served by a new control server that listens beside the
+// running one before that one stops, so clients see no gap. All or nothing:
+// a file that is not valid, or a server that does not start, changes
+// nothing. Other settings take a restart.
 void Reload(int argc, const char *const *argv, Daemon &daemon,
             std::unique_ptr<ControlServer> &control, Config &effective,
             const std::string &config_origin) {
@@ -61,7 +63,12 @@ void Reload(int argc, const char *const *argv, Daemon &daemon,
     Config next = effective;
     next.log_level = again.config.log_level;
     next.tls = again.config.tls;
-    if (next.tls.enabled() || effective.tls.enabled()) {
+    next.admin_token = again.config.admin_token;
+    next.admin_token_file = again.config.admin_token_file;
+    next.client_tokens_file = again.config.client_tokens_file;
+    next.client_tokens = again.config.client_tokens;
+    const bool new_server = next.tls.enabled() || effective.tls.enabled();
+    if (new_server) {
         auto started = ControlServer::Start(daemon, next, config_origin, control->address());
         if (!started.ok())
             return failed(started.status().message());
@@ -70,10 +77,15 @@ void Reload(int argc, const char *const *argv, Daemon &daemon,
     }
     if (Status set = SetLogLevel(next.log_level); !set.ok())
         return failed(set.message());
+    if (!new_server)
+        control->Reconfigure(next);
     effective = std::move(next);
     std::string what = "log level " + effective.log_level;
     if (effective.tls.enabled())
         what += ", TLS from " + effective.tls.cert_file;
+    if (!effective.client_tokens_file.empty())
+        what += ", " + std::to_string(effective.client_tokens.size()) + " client tokens from " +
+                effective.client_tokens_file;
     Log().info("reload: {}", what);
     std::cout << "rpmad: reloaded: " << what << std::endl;
     sd_notify(0, "READY=1\nSTATUS=Serving");

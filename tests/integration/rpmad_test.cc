@@ -352,6 +352,65 @@ TEST_F(RpmadTest, OpenSessionNeedsAClientTokenAndItsQuotasHoldPerIdentity) {
     EXPECT_EQ(log.find("t-alice"), std::string::npos) << "a token in the log: " << log;
 }
 
+// SIGHUP reads the token files again: a revoked client token admits no
+// further OpenSession, a new one does, a session the revoked token opened
+// stays until it is closed, and a new admin token replaces the old one.
+// Before, revoking a token took a restart of the daemon.
+TEST_F(RpmadTest, SighupReloadsTheTokenFiles) {
+    const std::string tokens = TempPath("client-tokens");
+    const std::string admin = TempPath("admin-token");
+    std::ofstream(tokens) << "alice t-alice\nbob t-bob\n";
+    std::ofstream(admin) << "t-admin\n";
+    auto rpmad = StartRpmad(WithConfig("control:\n  admin_token_file: " + admin +
+                                       "\nsessions:\n  client_tokens_file: " + tokens + "\n"));
+    ASSERT_NE(rpmad, nullptr);
+    ASSERT_TRUE(rpmad->CreateRegion("a", kRegionSize, nullptr, "t-admin").ok());
+    auto open = [&](const std::string &token, v1::OpenSessionResponse *out = nullptr) {
+        v1::OpenSessionRequest request;
+        request.set_region("a");
+        v1::OpenSessionResponse response;
+        const grpc::Status status =
+            rpmad->Sessions()->OpenSession(Rpmad::Context(token).get(), request, &response);
+        if (out != nullptr)
+            *out = response;
+        return status;
+    };
+    v1::OpenSessionResponse alices;
+    ASSERT_TRUE(open("t-alice", &alices).ok());
+    auto client = Connect(alices);
+    ASSERT_NE(client, nullptr);
+    ASSERT_TRUE(open("t-bob").ok());
+
+    std::ofstream(tokens) << "bob t-bob\ncarol t-carol\n";
+    std::ofstream(admin) << "t-admin-2\n";
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGHUP), 0);
+    ASSERT_TRUE(rpmad->process().WaitForLine(
+        "rpmad: reloaded: log level info, 2 client tokens from " + tokens,
+        std::chrono::seconds(10)))
+        << rpmad->process().Describe();
+
+    EXPECT_EQ(open("t-alice").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_TRUE(open("t-bob").ok());
+    EXPECT_TRUE(open("t-carol").ok());
+    EXPECT_EQ(rpmad->CreateRegion("b", kRegionSize, nullptr, "t-admin").error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_TRUE(rpmad->CreateRegion("b", kRegionSize, nullptr, "t-admin-2").ok());
+    EXPECT_TRUE(open("t-admin-2").ok());
+    // alice's connected session carries on.
+    EXPECT_EQ(client->Write(0, std::vector<std::byte>(8, std::byte{0x5e})), IBV_WC_SUCCESS)
+        << "the revoked token's session";
+
+    // A token file that is not valid changes nothing.
+    std::ofstream(tokens) << "carol\n";
+    ASSERT_EQ(kill(rpmad->process().pid(), SIGHUP), 0);
+    std::string line;
+    while (line.rfind("rpmad: reload failed: ", 0) != 0)
+        ASSERT_TRUE(rpmad->process().ReadLine(&line, std::chrono::seconds(10)))
+            << rpmad->process().Describe();
+    EXPECT_TRUE(open("t-bob").ok());
+    EXPECT_EQ(open("t-alice").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+}
+
 // A token is bound to its region's incarnation: once the region is deleted
 // (its sessions closed with it), the token admits nothing, also not to a
 // region created again under the same name.
@@ -649,6 +708,10 @@ TEST_F(RpmadTest, SighupReloadsTheLogLevelFromTheConfigFile) {
         rpmad->process().WaitForLine("rpmad: reloaded: log level debug", std::chrono::seconds(10)))
         << rpmad->process().Describe();
     ASSERT_TRUE(rpmad->CreateRegion("traced", 4096).ok());
+    // GetConfig reports the level now in effect (it reported the first one).
+    v1::EffectiveConfig config;
+    ASSERT_TRUE(rpmad->Daemon()->GetConfig(Rpmad::Context().get(), {}, &config).ok());
+    EXPECT_NE(config.yaml().find("level: debug"), std::string::npos) << config.yaml();
     // A bad file changes nothing, and the daemon keeps serving.
     std::ofstream(rpmad->config_path()) << "logging:\n  levle: warn\n";
     ASSERT_EQ(kill(rpmad->process().pid(), SIGHUP), 0);
