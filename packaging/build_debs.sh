@@ -201,16 +201,16 @@ Description: remote persistent memory access library (rpma_core)
  reads, flushes and messages over rdma-core (verbs, for RNICs and
  Soft-RoCE) or over TCP, which needs no RNIC (RPMA_PROVIDER=auto|verbs|tcp)."
 
-# --- the client library: librpma_client.so.0 ----------------------------------
+# --- the client library: librpma_client.so.1 ----------------------------------
 begin "$client_pkg"
-put 0644 "$client_library" "$libdir/librpma_client.so.0"
-library_files librpma_client.so.0
-finish "${outs[3]}" "Depends: $(shlib_depends "$client_pkg" "$root$libdir/librpma_client.so.0")
+put 0644 "$client_library" "$libdir/librpma_client.so.1"
+library_files librpma_client.so.1
+finish "${outs[3]}" "Depends: $(shlib_depends "$client_pkg" "$root$libdir/librpma_client.so.1")
 Multi-Arch: same
 Section: libs
 Priority: optional
 Description: rpma client library: replicate buffers on rpmad replicas
- librpma_client.so.0 opens a region on a set of rpmad daemons and
+ librpma_client.so.1 opens a region on a set of rpmad daemons and
  replicates writes into it by one-sided RDMA writes and flushes, acknowledging
  durability only once every replica (or a configured quorum) confirmed it.
  Failed replicas are reported, excluded and can be re-added with a resync.
@@ -227,7 +227,7 @@ for tree in ${dev_man_trees[@]+"${dev_man_trees[@]}"}; do
 done
 mkdir -p "$root$libdir/pkgconfig"
 ln -s librpma.so.0 "$root$libdir/librpma.so"
-ln -s librpma_client.so.0 "$root$libdir/librpma_client.so"
+ln -s librpma_client.so.1 "$root$libdir/librpma_client.so"
 sed -e 's|@PREFIX@|/usr|' -e "s|^libdir=.*|libdir=$libdir|" \
     -e "s|^includedir=.*|includedir=/usr/include|" "$pc_in" >"$root$libdir/pkgconfig/librpma.pc"
 sed -e 's|@PREFIX@|/usr|' -e "s|^libdir=.*|libdir=$libdir|" \

@@ -113,7 +113,7 @@ def _debian_packages_impl(ctx):
 
 debian_packages = rule(
     implementation = _debian_packages_impl,
-    doc = "rpmad, the librpma.so.0 and librpma_client.so.0 libraries, their -dev and (when given) rpmactl as .debs.",
+    doc = "rpmad, the librpma.so.0 and librpma_client.so.1 libraries, their -dev and (when given) rpmactl as .debs.",
     attrs = {
         "version": attr.label(mandatory = True, providers = [VersionInfo]),
         "architecture": attr.string(default = "amd64"),
@@ -122,7 +122,7 @@ debian_packages = rule(
         "dev_package": attr.string(mandatory = True),
         "rpmad": attr.label(mandatory = True, cfg = _opt_transition),
         "library": attr.label(mandatory = True, cfg = _opt_transition),
-        # The client library (librpma_client.so.0), its package, and what
+        # The client library (librpma_client.so.1), its package, and what
         # its -dev part installs: headers under include/ as they are laid
         # out in client/include, and rpma-client.pc.
         "client_library": attr.label(mandatory = True, cfg = _opt_transition),

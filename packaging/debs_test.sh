@@ -55,7 +55,7 @@ rpmad=$(deb_of rpmad)
 lib=$(deb_of librpma0-rpma)
 dev=$(deb_of librpma-rpma-dev)
 ctl=$(deb_of rpmactl)
-client=$(deb_of librpma-client0)
+client=$(deb_of librpma-client1)
 for d in "${debs[@]}"; do
     field_is "$d" Version "$version"
     has_paths "$d" "/usr/share/doc/$(dpkg-deb -f "$d" Package)/copyright" \
@@ -98,7 +98,7 @@ has_paths "$ctl" /usr/bin/rpmactl /usr/share/man/man1/rpmactl.1.gz \
     /usr/share/bash-completion/completions/rpmactl
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 has_paths "$lib" "/usr/lib/$multiarch/librpma.so.0"
-has_paths "$client" "/usr/lib/$multiarch/librpma_client.so.0"
+has_paths "$client" "/usr/lib/$multiarch/librpma_client.so.1"
 has_paths "$dev" /usr/include/rpma_client.h /usr/include/rpma/client/region.h \
     /usr/include/rpma/client/status.h /usr/include/rpma/client/replica_set.h \
     /usr/include/rpma/client/connect_options.h "/usr/lib/$multiarch/librpma_client.so" \
@@ -110,7 +110,7 @@ field_is "$lib" Conflicts librpma0
 field_is "$lib" Replaces librpma0
 field_is "$dev" Provides "librpma-dev (= $version)"
 field_is "$dev" Conflicts librpma-dev
-for p in librpma0-rpma librpma-client0; do
+for p in librpma0-rpma librpma-client1; do
     grep -q "$p (= $version)" <<<"$(dpkg-deb -f "$dev" Depends)" ||
         fail "librpma-rpma-dev does not depend on $p (= $version)"
 done
@@ -133,7 +133,7 @@ lctl=$work/ctl/$(basename "$lib")
 grep -qx "librpma 0 librpma0-rpma (>= ${version%%-*})" "$lctl/shlibs" || fail "shlibs: $(cat "$lctl/shlibs")"
 cctl=$work/ctl/$(basename "$client")
 [ "$(cat "$cctl/triggers")" = "activate-noawait ldconfig" ] || fail "client library without ldconfig trigger"
-grep -qx "librpma_client 0 librpma-client0 (>= ${version%%-*})" "$cctl/shlibs" ||
+grep -qx "librpma_client 1 librpma-client1 (>= ${version%%-*})" "$cctl/shlibs" ||
     fail "client shlibs: $(cat "$cctl/shlibs")"
 grep -q "^ rpma_client_region_open@RPMA_CLIENT_1.0 " "$cctl/symbols" ||
     fail "client symbols file lacks rpma_client_region_open@RPMA_CLIENT_1.0"
@@ -162,15 +162,15 @@ pc_libdir=$(PKG_CONFIG_SYSROOT_DIR="" PKG_CONFIG_PATH="$root/usr/lib/$multiarch/
 [ "$(readlink "$root/usr/lib/$multiarch/librpma.so")" = librpma.so.0 ] ||
     fail "librpma.so does not link to librpma.so.0"
 
-client_so=$root/usr/lib/$multiarch/librpma_client.so.0
-[ "$(objdump -p "$client_so" | awk '$1 == "SONAME" { print $2 }')" = librpma_client.so.0 ] ||
-    fail "librpma_client.so.0's SONAME is wrong"
+client_so=$root/usr/lib/$multiarch/librpma_client.so.1
+[ "$(objdump -p "$client_so" | awk '$1 == "SONAME" { print $2 }')" = librpma_client.so.1 ] ||
+    fail "librpma_client.so.1's SONAME is wrong"
 client_symbols=$(objdump -T "$client_so" | grep -v '\*UND\*')
 grep -q " RPMA_CLIENT_1.0 *rpma_client_write_persist$" <<<"$client_symbols" ||
-    fail "librpma_client.so.0 does not export rpma_client_write_persist in RPMA_CLIENT_1.0"
+    fail "librpma_client.so.1 does not export rpma_client_write_persist in RPMA_CLIENT_1.0"
 # Internals stay local: nothing of rpma_core, gRPC's stubs or protobuf.
 if grep -qE " (rpma_conn_|_ZN5rpmad|_ZN6google)" <<<"$client_symbols"; then
-    fail "librpma_client.so.0 exports internals: $(grep -E " (rpma_conn_|_ZN5rpmad|_ZN6google)" <<<"$client_symbols" | head -3)"
+    fail "librpma_client.so.1 exports internals: $(grep -E " (rpma_conn_|_ZN5rpmad|_ZN6google)" <<<"$client_symbols" | head -3)"
 fi
 # A program built the way rpma-client.pc says, against the packaged files only.
 flags=$(PKG_CONFIG_SYSROOT_DIR="$root" PKG_CONFIG_PATH="$root/usr/lib/$multiarch/pkgconfig" \

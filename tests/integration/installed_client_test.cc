@@ -1,4 +1,4 @@
-// librpma_client.so.0 as a program outside this build uses it: its public
+// librpma_client.so.1 as a program outside this build uses it: its public
 // headers copied into an include directory, the library and its link into
 // a lib directory, the examples compiled there with the system's compiler
 // (cc, c++ -std=c++20; no Bazel, no gRPC or protobuf headers on the include
@@ -47,8 +47,8 @@ class InstalledClientTest : public ::testing::Test {
         for (const char *h : {"connect_options.h", "region.h", "replica_set.h", "status.h"})
             fs::copy_file(Runfile(std::string("client/include/rpma/client/") + h),
                           prefix_ + "/include/rpma/client/" + h);
-        fs::copy_file(Runfile("client/librpma_client.so.0"), prefix_ + "/lib/librpma_client.so.0");
-        fs::create_symlink("librpma_client.so.0", prefix_ + "/lib/librpma_client.so");
+        fs::copy_file(Runfile("client/librpma_client.so.1"), prefix_ + "/lib/librpma_client.so.1");
+        fs::create_symlink("librpma_client.so.1", prefix_ + "/lib/librpma_client.so");
     }
 
     static const char *Name() {
@@ -107,10 +107,10 @@ class InstalledClientTest : public ::testing::Test {
 
 TEST_F(InstalledClientTest, ExportsItsApiInOneVersionNodeAndHasItsSoname) {
     std::string out;
-    ASSERT_TRUE(RunToEnd({"/usr/bin/objdump", "-p", prefix_ + "/lib/librpma_client.so.0"}, &out));
-    EXPECT_TRUE(std::regex_search(out, std::regex(R"(SONAME\s+librpma_client\.so\.0\n)"))) << out;
+    ASSERT_TRUE(RunToEnd({"/usr/bin/objdump", "-p", prefix_ + "/lib/librpma_client.so.1"}, &out));
+    EXPECT_TRUE(std::regex_search(out, std::regex(R"(SONAME\s+librpma_client\.so\.1\n)"))) << out;
     ASSERT_TRUE(RunToEnd(
-        {"/usr/bin/readelf", "--dyn-syms", "--wide", prefix_ + "/lib/librpma_client.so.0"}, &out));
+        {"/usr/bin/readelf", "--dyn-syms", "--wide", prefix_ + "/lib/librpma_client.so.1"}, &out));
     // Value Size Type Bind Vis Ndx Name: the defined ones.
     const std::regex defined(R"(^\s*\d+: [0-9a-f]+\s+\d+ (\w+)\s+(\w+)\s+\w+\s+(\d+|ABS) (\S+))");
     size_t c_api = 0, cpp_api = 0;
