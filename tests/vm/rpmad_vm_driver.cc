@@ -16,17 +16,24 @@
 // A replica set: `serve-set` runs N rpmad in VM 1 (control ports 7300,
 // 7400, ..., data ports DATA_PORT, DATA_PORT + 1, ...) until a region "done"
 // exists on the first; a client in VM 2 replicates to them and creates it
-// with `signal`.
+// with `signal`. Meanwhile a region "kill-last" on the first has the last
+// daemon SIGKILLed (answered with "killed"), and "restart-last" has it
+// started again on its pool and ports (answered with "restarted"): the
+// client's replica set loses a member and gets it back stale.
 //
 //   rpmad_vm_driver serve-set RPMAD ADDR DATA_PORT N
-//   rpmad_vm_driver signal ADDR:PORT
+//   rpmad_vm_driver signal ADDR:PORT [NAME]     (NAME: "done" if not given)
+//   rpmad_vm_driver await ADDR:PORT NAME
 #include <signal.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
@@ -133,27 +140,66 @@ int Serve(const std::string &rpmad_path, const std::string &addr, const std::str
     return 0;
 }
 
-int ServeSet(const std::string &rpmad_path, const std::string &addr, int data_port, int count) {
-    // The first daemon's data port is the one vmsync watches: it starts
-    // last, once the others are ready.
-    std::vector<std::unique_ptr<Process>> daemons(static_cast<size_t>(count));
-    for (int i = count - 1; i >= 0; --i) {
-        const std::string control = addr + ":" + std::to_string(kControlPort + 100 * i);
-        std::string error;
-        daemons[static_cast<size_t>(i)] =
-            Process::Start({rpmad_path, "--provider", "verbs", "--pool-dir",
-                            "/tmp/rpmad-pool-" + std::to_string(i), "--listen", control,
-                            "--data-listen", addr + ":" + std::to_string(data_port + i)},
-                           {}, &error);
-        std::string line;
-        while (daemons[static_cast<size_t>(i)] != nullptr && line.rfind("rpmad: ready:", 0) != 0)
-            if (!daemons[static_cast<size_t>(i)]->ReadLine(&line, std::chrono::seconds(60)))
-                return Fail("rpmad " + std::to_string(i) + " did not start: " + error +
-                            daemons[static_cast<size_t>(i)]->Describe());
-        std::printf("%s\n", line.c_str());
+// Daemon i of a set; the first daemon's data port is the one vmsync watches.
+std::unique_ptr<Process> StartMember(const std::string &rpmad_path, const std::string &addr,
+                                     int data_port, int i) {
+    const std::string control = addr + ":" + std::to_string(kControlPort + 100 * i);
+    std::string error;
+    auto daemon = Process::Start(
+        {rpmad_path, "--provider", "verbs", "--pool-dir", "/tmp/rpmad-pool-" + std::to_string(i),
+         "--listen", control, "--data-listen", addr + ":" + std::to_string(data_port + i)},
+        {}, &error);
+    if (daemon == nullptr) {
+        std::fprintf(stderr, "starting rpmad %d: %s\n", i, error.c_str());
+        return nullptr;
     }
-    if (!AwaitRegion(addr + ":" + std::to_string(kControlPort), "done"))
-        return Fail("the client did not finish");
+    std::string line;
+    while (line.rfind("rpmad: ready:", 0) != 0)
+        if (!daemon->ReadLine(&line, std::chrono::seconds(60))) {
+            daemon->Wait(std::chrono::seconds(5));
+            std::fprintf(stderr, "rpmad %d did not start: %s\n", i, daemon->Describe().c_str());
+            return nullptr;
+        }
+    std::printf("%s\n", line.c_str());
+    return daemon;
+}
+
+int ServeSet(const std::string &rpmad_path, const std::string &addr, int data_port, int count) {
+    // On empty pools (an earlier case's set may have left its own), the
+    // first started last, once the others are ready.
+    for (int i = 0; i < count; ++i)
+        std::filesystem::remove_all("/tmp/rpmad-pool-" + std::to_string(i));
+    std::vector<std::unique_ptr<Process>> daemons(static_cast<size_t>(count));
+    for (int i = count - 1; i >= 0; --i)
+        if ((daemons[static_cast<size_t>(i)] = StartMember(rpmad_path, addr, data_port, i)) ==
+            nullptr)
+            return Fail("rpmad " + std::to_string(i) + " did not start");
+    const std::string first = addr + ":" + std::to_string(kControlPort);
+    auto regions = Regions(first);
+    // The client's signals, bounded in time; each GetRegion waits for the
+    // daemon up to its deadline.
+    const auto deadline = std::chrono::steady_clock::now() + 2 * kPhaseTimeout;
+    bool killed = false, restarted = false;
+    while (!HasRegion(*regions, "done")) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return Fail("the client did not finish");
+        std::unique_ptr<Process> &last = daemons.back();
+        if (!killed && HasRegion(*regions, "kill-last")) {
+            last->Kill();
+            std::printf("rpmad %d killed with SIGKILL\n", count - 1);
+            if (!CreateRegion(first, "killed", 4096))
+                return Fail("cannot signal the kill");
+            killed = true;
+        } else if (killed && !restarted && HasRegion(*regions, "restart-last")) {
+            if ((last = StartMember(rpmad_path, addr, data_port, count - 1)) == nullptr)
+                return Fail("rpmad " + std::to_string(count - 1) + " did not start again");
+            if (!CreateRegion(first, "restarted", 4096))
+                return Fail("cannot signal the restart");
+            restarted = true;
+        } else {
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        }
+    }
     for (auto &daemon : daemons) {
         kill(daemon->pid(), SIGTERM);
         const auto status = daemon->Wait(std::chrono::seconds(30));
@@ -243,10 +289,13 @@ int main(int argc, char **argv) {
         return rpma::testing::Client(argv[2]);
     if (mode == "serve-set" && argc == 6)
         return rpma::testing::ServeSet(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]));
-    if (mode == "signal" && argc == 3)
-        return rpma::testing::CreateRegion(argv[2], "done", 4096) ? 0 : 1;
+    if (mode == "signal" && (argc == 3 || argc == 4))
+        return rpma::testing::CreateRegion(argv[2], argc == 4 ? argv[3] : "done", 4096) ? 0 : 1;
+    if (mode == "await" && argc == 4)
+        return rpma::testing::AwaitRegion(argv[2], argv[3]) ? 0 : 1;
     std::fprintf(stderr,
                  "usage: rpmad_vm_driver serve RPMAD ADDR DATA_PORT | client ADDR |\n"
-                 "       serve-set RPMAD ADDR DATA_PORT N | signal ADDR:PORT\n");
+                 "       serve-set RPMAD ADDR DATA_PORT N | signal ADDR:PORT [NAME] |\n"
+                 "       await ADDR:PORT NAME\n");
     return 2;
 }
