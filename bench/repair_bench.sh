@@ -98,17 +98,28 @@ for i in 0 1 2; do
     servers+=(--server "127.0.0.1:${control[i]}")
 done
 ctl() { "$rpmactl" "${servers[@]}" "$@"; }
+# must WHAT CMD...: runs CMD with its stderr kept aside; on failure says WHAT
+# failed and shows that stderr (a quiet success keeps the rows readable).
+must() {
+    local what=$1
+    shift
+    "$@" 2>"$work/stderr" || {
+        echo "repair_bench: $what failed (exit $?):" >&2
+        cat "$work/stderr" >&2
+        exit 1
+    }
+}
 
 echo "repair_bench: filling a $size region on three rpmads" >&2
 head -c "$size_bytes" /dev/urandom >"$work/fill"
-ctl put "$work/fill" bench --size "$size_bytes" 2>/dev/null >/dev/null
+must "filling the region" ctl put "$work/fill" bench --size "$size_bytes" >/dev/null
 rm -f "$work/fill"
 
 # repair CASE: runs the repair, prints its row.
 rows=()
 repair() {
     local case=$1 out="$work/repair.$1.json"
-    ctl --json region repair bench >"$out" 2>/dev/null
+    must "the repair ($case)" ctl --json region repair bench >"$out"
     rows+=("$(python3 - "$case" "$out" <<'EOF'
 import json, sys
 case, path = sys.argv[1], sys.argv[2]
