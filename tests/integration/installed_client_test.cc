@@ -78,6 +78,10 @@ class InstalledClientTest : public ::testing::Test {
         // The installed library is instrumented as this test is (--config=asan):
         // a program loading it must carry the sanitizers' runtime first.
         argv.push_back("-fsanitize=address,undefined");
+#elif defined(__SANITIZE_THREAD__)
+        // The same under --config=tsan: ThreadSanitizer's runtime must be
+        // the program's, initialized before the library runs.
+        argv.push_back("-fsanitize=thread");
 #endif
         argv.insert(argv.end(),
                     {"-Wall", "-Wextra", "-Werror", "-I" + prefix_ + "/include", Runfile(source),
