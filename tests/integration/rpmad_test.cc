@@ -55,6 +55,20 @@ class RpmadTest : public ::testing::Test {
         return session;
     }
 
+    // OpenSession of `region` sending `token` (the admin's or a client's).
+    static grpc::Status OpenWithToken(const Rpmad &rpmad, const std::string &region,
+                                      const std::string &token,
+                                      v1::OpenSessionResponse *out = nullptr) {
+        v1::OpenSessionRequest request;
+        request.set_region(region);
+        v1::OpenSessionResponse response;
+        const grpc::Status status =
+            rpmad.Sessions()->OpenSession(Rpmad::Context(token).get(), request, &response);
+        if (out != nullptr)
+            *out = response;
+        return status;
+    }
+
     std::unique_ptr<SessionClient> Connect(const v1::OpenSessionResponse &session) {
         rpma_conn_event event;
         auto client = SessionClient::Connect(session, &event);
@@ -304,14 +318,7 @@ TEST_F(RpmadTest, OpenSessionNeedsAClientTokenAndItsQuotasHoldPerIdentity) {
     ASSERT_NE(rpmad, nullptr);
     ASSERT_TRUE(rpmad->CreateRegion("a", kRegionSize, nullptr, "t-admin").ok());
     auto open = [&](const std::string &token, v1::OpenSessionResponse *out = nullptr) {
-        v1::OpenSessionRequest request;
-        request.set_region("a");
-        v1::OpenSessionResponse response;
-        const grpc::Status status =
-            rpmad->Sessions()->OpenSession(Rpmad::Context(token).get(), request, &response);
-        if (out != nullptr)
-            *out = response;
-        return status;
+        return OpenWithToken(*rpmad, "a", token, out);
     };
 
     // No token, a wrong one.
@@ -366,14 +373,7 @@ TEST_F(RpmadTest, SighupReloadsTheTokenFiles) {
     ASSERT_NE(rpmad, nullptr);
     ASSERT_TRUE(rpmad->CreateRegion("a", kRegionSize, nullptr, "t-admin").ok());
     auto open = [&](const std::string &token, v1::OpenSessionResponse *out = nullptr) {
-        v1::OpenSessionRequest request;
-        request.set_region("a");
-        v1::OpenSessionResponse response;
-        const grpc::Status status =
-            rpmad->Sessions()->OpenSession(Rpmad::Context(token).get(), request, &response);
-        if (out != nullptr)
-            *out = response;
-        return status;
+        return OpenWithToken(*rpmad, "a", token, out);
     };
     v1::OpenSessionResponse alices;
     ASSERT_TRUE(open("t-alice", &alices).ok());
