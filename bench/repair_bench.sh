@@ -106,6 +106,10 @@ must() {
     "$@" 2>"$work/stderr" || {
         echo "repair_bench: $what failed (exit $?):" >&2
         cat "$work/stderr" >&2
+        for log in "$work"/rpmad*.log; do
+            echo "--- the last lines of $(basename "$log")" >&2
+            tail -n 8 "$log" >&2
+        done
         exit 1
     }
 }

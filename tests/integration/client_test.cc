@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/integration/cut_proxy.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
 
@@ -36,98 +37,6 @@ using client::StatusCode;
 
 constexpr uint64_t kRegionSize = 4 << 20;
 constexpr size_t kRecord = 4096;
-
-// A TCP proxy on 127.0.0.1 that forwards every connection made to port() to
-// 127.0.0.1:target, both ways, until Cut(): from then on it drops what it
-// has read and reads no more, its sockets left open, as a network that
-// stopped delivering looks to both ends (no FIN, no RST).
-class TcpProxy {
-  public:
-    explicit TcpProxy(int target) : target_(target) {
-        listen_fd_ = ListenOnLoopback(&port_);
-        if (listen_fd_ >= 0)
-            threads_.emplace_back([this] { Accept(); });
-    }
-    ~TcpProxy() {
-        {
-            std::lock_guard lock(mu_);
-            stopping_ = true;
-            // Wakes the threads blocked in accept, read or write.
-            shutdown(listen_fd_, SHUT_RDWR);
-            for (int fd : fds_)
-                shutdown(fd, SHUT_RDWR);
-        }
-        cv_.notify_all();
-        for (auto &t : threads_)
-            t.join();
-        close(listen_fd_);
-        for (int fd : fds_)
-            close(fd);
-    }
-
-    // 0 when the proxy could not listen.
-    int port() const { return port_; }
-    std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-    uint64_t forwarded() const { return forwarded_; }
-    void Cut() { cut_ = true; }
-
-  private:
-    void Accept() {
-        for (;;) {
-            const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (client < 0)
-                return;  // shut down
-            const int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-            const sockaddr_in target = LoopbackAddress(target_);
-            std::lock_guard lock(mu_);
-            fds_.push_back(client);
-            fds_.push_back(server);
-            if (stopping_ ||
-                connect(server, reinterpret_cast<const sockaddr *>(&target), sizeof(target)) != 0) {
-                shutdown(client, SHUT_RDWR);
-                continue;
-            }
-            threads_.emplace_back([this, client, server] { Forward(client, server); });
-            threads_.emplace_back([this, client, server] { Forward(server, client); });
-        }
-    }
-
-    void Forward(int from, int to) {
-        char buffer[64 * 1024];
-        for (;;) {
-            const ssize_t n = read(from, buffer, sizeof(buffer));
-            if (n <= 0)
-                break;
-            if (cut_)
-                break;  // dropped
-            for (ssize_t done = 0; done < n;) {
-                const ssize_t w = write(to, buffer + done, static_cast<size_t>(n - done));
-                if (w <= 0)
-                    return;
-                done += w;
-            }
-            forwarded_ += static_cast<uint64_t>(n);
-        }
-        if (!cut_) {
-            shutdown(to, SHUT_WR);  // pass an orderly end on
-            return;
-        }
-        // Cut: hold the sockets open, unread, until the proxy goes away.
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [this] { return stopping_; });
-    }
-
-    const int target_;
-    int listen_fd_ = -1;
-    int port_ = 0;
-    std::atomic<bool> cut_{false};
-    std::atomic<uint64_t> forwarded_{0};
-    std::mutex mu_;
-    std::condition_variable cv_;
-    bool stopping_ = false;
-    std::vector<int> fds_;
-    std::list<std::thread> threads_;
-};
 
 class ClientTest : public ::testing::Test {
   protected:
@@ -433,7 +342,7 @@ TEST_F(ClientTest, CutNetworkIsDetectedWithinTheOperationTimeoutAndNothingIsAckn
     ASSERT_NO_FATAL_FAILURE(StartThree({false, false, true}));
     // Replica 1 is reached through proxies, its control plane and (by the
     // set's data-plane override) its data plane.
-    TcpProxy control(daemons_[1]->control_port()), data(daemons_[1]->data_port());
+    CutProxy control(daemons_[1]->control_port()), data(daemons_[1]->data_port());
     ASSERT_NE(control.port(), 0);
     ASSERT_NE(data.port(), 0);
     ReplicaSet set = Set();

@@ -80,8 +80,15 @@ class InstalledClientTest : public ::testing::Test {
         argv.push_back("-fsanitize=address,undefined");
 #elif defined(__SANITIZE_THREAD__)
         // The same under --config=tsan: ThreadSanitizer's runtime must be
-        // the program's, initialized before the library runs.
+        // the program's, initialized before the library runs, and the
+        // program carries the suppressions every binary of ours does.
         argv.push_back("-fsanitize=thread");
+        const std::string suppressions = prefix_ + "/tsan_suppressions.o";
+        std::string built;
+        EXPECT_TRUE(RunToEnd({"/usr/bin/c++", "-c", "-fsanitize=thread",
+                              Runfile("tools/sanitizers/tsan_suppressions.cc"), "-o", suppressions},
+                             &built));
+        argv.push_back(suppressions);
 #endif
         argv.insert(argv.end(),
                     {"-Wall", "-Wextra", "-Werror", "-I" + prefix_ + "/include", Runfile(source),

@@ -394,7 +394,8 @@ TEST_F(RpmadReplicaSetTest, ChecksumsAreXxh3OfTheBytesWrittenAndBadRangesAreRefu
         return rpmad->Regions()->ChecksumRegion(Rpmad::Context().get(), request, response);
     };
     v1::ChecksumRegionResponse response;
-    ASSERT_TRUE(checksum(0, kRegionSize, 65536, &response).ok());
+    const grpc::Status whole = checksum(0, kRegionSize, 65536, &response);
+    ASSERT_TRUE(whole.ok()) << whole.error_code() << ": " << whole.error_message();
     EXPECT_EQ(response.algorithm(), "xxh3-128");
     EXPECT_EQ(response.offset(), 0u);
     EXPECT_EQ(response.extent_size(), 65536u);

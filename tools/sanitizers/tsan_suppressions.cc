@@ -45,6 +45,10 @@ extern "C" const char *__tsan_default_suppressions() {
         // earlier call's string at the same address).
         "race:std::__cxx11::basic_string<char, std::char_traits<char>, "
         "std::allocator<char> >::_M_assign\n"
+        // gRPC's own threads (its executor, timer manager, event engine),
+        // started by libgpr and not joined when a short-lived program such
+        // as rpmactl exits: gRPC shuts them down on its own schedule.
+        "thread:libgpr.so\n"
         "called_from_lib:libgrpc.so\n"
         // gRPC's TLS (rpmad_tls_test, rpmactl_test): OpenSSL, Debian's build.
         "called_from_lib:libssl.so\n"
