@@ -395,7 +395,8 @@ TEST_F(RpmadReplicaSetTest, ChecksumsAreXxh3OfTheBytesWrittenAndBadRangesAreRefu
     };
     v1::ChecksumRegionResponse response;
     const grpc::Status whole = checksum(0, kRegionSize, 65536, &response);
-    ASSERT_TRUE(whole.ok()) << whole.error_code() << ": " << whole.error_message();
+    ASSERT_TRUE(whole.ok()) << whole.error_code() << ": " << whole.error_message() << "\n"
+                            << rpmad->process().Describe();
     EXPECT_EQ(response.algorithm(), "xxh3-128");
     EXPECT_EQ(response.offset(), 0u);
     EXPECT_EQ(response.extent_size(), 65536u);
