@@ -25,6 +25,7 @@
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
+#include "tools/sanitizers/annotations.h"
 
 namespace rpma::provider::tcp::testing {
 
@@ -56,13 +57,6 @@ inline void AppendRequest(std::vector<uint8_t> *bytes, const wire::Header &heade
     bytes->insert(bytes->end(), payload.begin(), payload.end());
 }
 
-#if defined(__SANITIZE_THREAD__)
-// ThreadSanitizer's dynamic annotations (its runtime exports them; no header
-// declares them).
-extern "C" void AnnotateIgnoreReadsBegin(const char *file, int line);
-extern "C" void AnnotateIgnoreReadsEnd(const char *file, int line);
-#endif
-
 // Waits (bounded, without sleeping) until the provider wrote `value` at `at`.
 // The provider's progress thread writes the byte as a NIC would, with
 // nothing a poller synchronizes with (an RDMA application polling a flag
@@ -70,17 +64,13 @@ extern "C" void AnnotateIgnoreReadsEnd(const char *file, int line);
 // shown to it: it would report each as racing with that write.
 inline bool WaitForByte(const uint8_t *at, uint8_t value) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
-#if defined(__SANITIZE_THREAD__)
-    AnnotateIgnoreReadsBegin(__FILE__, __LINE__);
-#endif
-    bool seen;
-    while (!(seen = *static_cast<const volatile uint8_t *>(at) == value) &&
-           std::chrono::steady_clock::now() <= deadline)
+    const rpma::sanitizers::IgnoreReadsInScope polling;
+    while (*static_cast<const volatile uint8_t *>(at) != value) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return false;
         std::this_thread::yield();
-#if defined(__SANITIZE_THREAD__)
-    AnnotateIgnoreReadsEnd(__FILE__, __LINE__);
-#endif
-    return seen;
+    }
+    return true;
 }
 
 class RawPeer {
