@@ -7,9 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#ifndef RPMAD_VERSION
-#define RPMAD_VERSION "0.1.0"
-#endif
+#include "rpma_version.h"
 
 namespace rpmad {
 namespace {
@@ -78,7 +76,7 @@ void DescribeCommandLine(CLI::App &app, Flags &flags, const Config &defaults) {
              kTextWidth) +
         "\n");
     app.set_help_flag("-h,--help", "Print this help and exit.");
-    app.add_flag("--version", flags.version, "Print \"rpmad " RPMAD_VERSION "\" and exit.");
+    app.add_flag("--version", flags.version, "Print \"rpmad " RPMA_VERSION "\" and exit.");
     app.add_option("-c,--config", flags.config_file,
                    Describe("Read the configuration from FILE (YAML; every key is described in "
                             "rpmad.yaml(5) and in the documented default file). Without "
@@ -188,7 +186,7 @@ Invocation ParseInvocation(int argc, const char *const *argv, std::ostream &out,
         return UsageError(err, e.what());
     }
     if (flags.version) {
-        out << "rpmad " RPMAD_VERSION "\n";
+        out << "rpmad " RPMA_VERSION "\n";
         return Exit(0);
     }
 

@@ -212,6 +212,7 @@ const Key kKeys[] = {
      [](Config &c) -> FieldRef { return &c.max_pending_per_peer; }},
     {"logging.level", [](Config &c) -> FieldRef { return &c.log_level; }, kLogLevels},
     {"logging.target", [](Config &c) -> FieldRef { return &c.log_target; }, kLogTargets},
+    {"metrics.listen", [](Config &c) -> FieldRef { return &c.metrics_listen; }},
 };
 
 const Key *FindKey(std::string_view path) {
@@ -348,6 +349,16 @@ Status CheckListenAddresses(const Config &config, const Locator &where) {
                         Invalid("data.listen: " + Quoted(config.data_listen) +
                                 " is also control.listen; give each plane its own port"));
     }
+    if (config.metrics_listen.empty())
+        return Status();
+    StatusOr<HostPort> metrics = SplitHostPort(config.metrics_listen, "metrics.listen");
+    if (!metrics.ok())
+        return where.At("metrics.listen", metrics.status());
+    for (const auto &[other, key] : {std::pair(*control, "control.listen"), {*data, "data.listen"}})
+        if (metrics->host == other.host && metrics->port == other.port && metrics->port != "0")
+            return where.At("metrics.listen",
+                            Invalid("metrics.listen: " + Quoted(config.metrics_listen) +
+                                    " is also " + key + "; give the metrics a port of their own"));
     return Status();
 }
 

@@ -78,6 +78,8 @@ struct Config {
     uint32_t max_pending_per_peer = 0;       // 0: only limits.max_sessions
     std::string log_level = "info";
     std::string log_target = "auto";
+    // host:port of the Prometheus metrics listener; empty: none.
+    std::string metrics_listen;
 
     bool operator==(const Config &) const = default;
 };

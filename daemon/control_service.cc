@@ -19,10 +19,7 @@
 #include "daemon/log.h"
 #include "daemon/peer_log_limit.h"
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
-
-#ifndef RPMAD_VERSION
-#define RPMAD_VERSION "0.1.0"
-#endif
+#include "rpma_version.h"
 
 namespace rpmad {
 namespace {
@@ -409,7 +406,7 @@ class DaemonService final : public v1::DaemonService::Service {
                           v1::Stats *response) override {
         const StatsView stats = daemon_.Stats();
         const Counters &counters = *stats.counters;
-        response->set_version(RPMAD_VERSION);
+        response->set_version(RPMA_VERSION);
         response->set_provider(stats.provider);
         response->set_uptime_seconds(static_cast<uint64_t>(stats.uptime.count()));
         response->set_regions(static_cast<uint32_t>(stats.regions));

@@ -228,6 +228,12 @@ StatusOr<SessionOffer> Daemon::OpenSession(const std::string &region_name, const
                                            uint64_t replica_set_generation) {
     if (Status valid = ValidateRegionName(region_name); !valid.ok())
         return valid;
+    // Refusals too: a slow refusal is as much a client's wait.
+    struct Timed {
+        LatencyHistogram &histogram;
+        const std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+        ~Timed() { histogram.Observe(std::chrono::steady_clock::now() - started); }
+    } timed{counters_.open_session_time};
     std::lock_guard lock(regions_mu_);
     if (draining_)
         return Status(StatusCode::kUnavailable, "rpmad is stopping: retry on its successor");
@@ -294,6 +300,7 @@ StatsView Daemon::Stats() const {
     stats.sessions = sessions_.size();
     stats.connections = data_plane_->connections();
     stats.counters = &counters_;
+    stats.catalog_commit_time = &store_->catalog_commit_time();
     stats.daemon_id = daemon_id_;
     stats.traffic = data_plane_->TotalTraffic();
     stats.traffic_counted = data_plane_->counts_traffic();

@@ -68,6 +68,7 @@ struct StatsView {
     size_t sessions = 0;
     size_t connections = 0;
     const Counters *counters = nullptr;
+    const LatencyHistogram *catalog_commit_time = nullptr;
     std::string daemon_id;
     // Clients' one-sided operations on every region; all 0 when
     // !traffic_counted.

@@ -66,6 +66,20 @@ RegionTraffic TrafficOf(const rpma::MemoryRegion &mr) {
     return {stats->bytes_written, stats->bytes_read, stats->flushes, stats->bytes_persisted};
 }
 
+Rejection RejectionOf(SessionTable::Refusal refusal) {
+    switch (refusal) {
+        case SessionTable::Refusal::kUnknownSession:
+            return Rejection::kUnknownSession;
+        case SessionTable::Refusal::kWrongSecret:
+            return Rejection::kWrongToken;
+        case SessionTable::Refusal::kUsed:
+            return Rejection::kTokenReused;
+        case SessionTable::Refusal::kExpired:
+            break;
+    }
+    return Rejection::kTokenExpired;
+}
+
 }  // namespace
 
 // A region registered in a protection domain of its own.
@@ -421,21 +435,22 @@ void DataPlane::AcceptAll() {
 
 void DataPlane::Accept(rpma::ConnReq request) {
     const std::string peer = PeerAddress(request);
-    auto reject = [&](const std::string &why) {
-        counters_.connections_rejected++;
+    auto reject = [&](Rejection reason, const std::string &why) {
+        counters_.Rejected(reason);
         rejections_log_.Write(peer, "rejected a connection from " + peer + ": " + why);
         // The request's destructor rejects it.
     };
     auto private_data = request.PrivateData();
     if (!private_data.ok())
-        return reject(private_data.error().message());
+        return reject(Rejection::kMalformed, private_data.error().message());
     wire::SessionToken token;
     if (auto problem = wire::DecodeConnectRequest(*private_data, &token);
         problem != wire::RequestProblem::kNone)
-        return reject(wire::RequestProblemText(problem));
-    auto grant = sessions_.Redeem(token, peer);
+        return reject(Rejection::kMalformed, wire::RequestProblemText(problem));
+    SessionTable::Refusal refusal{};
+    auto grant = sessions_.Redeem(token, peer, &refusal);
     if (!grant.ok())
-        return reject(grant.status().message());
+        return reject(RejectionOf(refusal), grant.status().message());
     const std::string session = wire::SessionIdString(token.session_id);
     std::shared_ptr<ExposedRegion> region;
     {
@@ -445,12 +460,12 @@ void DataPlane::Accept(rpma::ConnReq request) {
             region = it->second;
     }
     // From here on the token is spent: a failure ends the session too.
-    auto fail = [&](const std::string &why) {
+    auto fail = [&](const std::string &why, Rejection reason = Rejection::kFailed) {
         (void)sessions_.Close(token.session_id);
-        reject("session " + session + ": " + why);
+        reject(reason, "session " + session + ": " + why);
     };
     if (region == nullptr)
-        return fail("region '" + grant->region + "' was deleted");
+        return fail("region '" + grant->region + "' was deleted", Rejection::kRegionDeleted);
     if (auto moved = request.MoveToPeer(region->peer); !moved.ok())
         return fail(moved.error().message());
 
@@ -589,7 +604,7 @@ void DataPlane::ServeFlush(Link &link, uint32_t slot, uint32_t received) {
         Log().warn("session {}: malformed flush request ({} bytes; a request is {})",
                    wire::SessionIdString(link.session_id), received, wire::kFlushRequestSize);
     }
-    link.waiting.push_back({slot, request});
+    link.waiting.push_back({slot, request, std::chrono::steady_clock::now()});
     ServeWaiting(link.session_id);
 }
 
@@ -609,33 +624,34 @@ void DataPlane::ServeWaiting(uint64_t session_id) {
         }
         const wire::FlushRequest request = *next.request;
         if (request.length <= PersistWorkers::kInlineBytes) {
-            FinishFlush(link, next.slot, request,
+            FinishFlush(link, next.slot, request, next.received,
                         link.region->region->Persist(request.offset, request.length));
             continue;
         }
         link.persisting = true;
-        persist_workers_->Submit(
-            {link.region->region, request.offset, request.length,
-             [this, session_id, token = link.token, slot = next.slot, request](Status persisted) {
-                 Post([=, this, persisted = std::move(persisted)] {
-                     OnPersisted(session_id, token, slot, request, persisted);
-                 });
-             }});
+        persist_workers_->Submit({link.region->region, request.offset, request.length,
+                                  [this, session_id, token = link.token, next](Status persisted) {
+                                      Post([=, this, persisted = std::move(persisted)] {
+                                          OnPersisted(session_id, token, next, persisted);
+                                      });
+                                  }});
     }
 }
 
-void DataPlane::OnPersisted(uint64_t session_id, uint64_t token, uint32_t slot,
-                            const wire::FlushRequest &request, const Status &persisted) {
+void DataPlane::OnPersisted(uint64_t session_id, uint64_t token, const WaitingFlush &flush,
+                            const Status &persisted) {
     auto it = links_.find(session_id);
     if (it == links_.end() || it->second->token != token)
         return;  // the session ended meanwhile: nobody waits for the answer
     it->second->persisting = false;
-    FinishFlush(*it->second, slot, request, persisted);
+    FinishFlush(*it->second, flush.slot, *flush.request, flush.received, persisted);
     ServeWaiting(session_id);
 }
 
 void DataPlane::FinishFlush(Link &link, uint32_t slot, const wire::FlushRequest &request,
+                            std::chrono::steady_clock::time_point received,
                             const Status &persisted) {
+    counters_.gpspm_flush_time.Observe(std::chrono::steady_clock::now() - received);
     wire::FlushResponse response{request.request_id, wire::FlushStatus::kOk};
     if (persisted.ok()) {
         counters_.flushes++;

@@ -117,6 +117,7 @@ class DataPlane {
     struct WaitingFlush {
         uint32_t slot = 0;
         std::optional<wire::FlushRequest> request;
+        std::chrono::steady_clock::time_point received;  // for Counters::gpspm_flush_time
     };
     struct Link;
     using Command = std::function<void()>;
@@ -137,10 +138,10 @@ class DataPlane {
     // Serves the session's waiting flushes in order: small ones at once, a
     // large one on a worker (the rest wait for OnPersisted).
     void ServeWaiting(uint64_t session_id);
-    void OnPersisted(uint64_t session_id, uint64_t token, uint32_t slot,
-                     const wire::FlushRequest &request, const Status &persisted);
-    void FinishFlush(Link &link, uint32_t slot, const wire::FlushRequest &request,
+    void OnPersisted(uint64_t session_id, uint64_t token, const WaitingFlush &flush,
                      const Status &persisted);
+    void FinishFlush(Link &link, uint32_t slot, const wire::FlushRequest &request,
+                     std::chrono::steady_clock::time_point received, const Status &persisted);
     void Answer(Link &link, uint32_t slot, const wire::FlushResponse &response);
     void Close(uint64_t session_id, bool lost);
     // epoll tags: the endpoint, the wake-up eventfd, and per link its token

@@ -1,6 +1,6 @@
 // rpmad: config -> logging -> region store and data plane (Daemon) ->
-// control plane -> ready; then it waits for signals: SIGTERM/SIGINT stop it
-// gracefully, SIGHUP re-reads the configuration's log level and TLS material.
+// control plane -> metrics (when configured) -> ready; then it waits for signals: SIGTERM/SIGINT
+// stop it gracefully, SIGHUP re-reads the configuration's log level and TLS material.
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -16,6 +16,7 @@
 #include "daemon/control_service.h"
 #include "daemon/daemon.h"
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 
 namespace rpmad {
 namespace {
@@ -129,15 +130,27 @@ int Serve(int argc, const char *const *argv) {
         return EXIT_FAILURE;
     }
     std::unique_ptr<ControlServer> control = std::move(*started);
+    std::unique_ptr<MetricsServer> metrics;
+    if (!config.metrics_listen.empty()) {
+        auto serving = MetricsServer::Start(**daemon, config.metrics_listen);
+        if (!serving.ok()) {
+            Log().critical("cannot start: {}", serving.status().message());
+            return EXIT_FAILURE;
+        }
+        metrics = std::move(*serving);
+    }
     const DataPlane &plane = (*daemon)->data_plane();
     const size_t regions = (*daemon)->ListRegions().size();
-    Log().info("serving: control plane on {}, data plane on {}:{} ({} provider), {} region(s)",
-               control->address(), plane.address(), plane.port(), plane.provider(), regions);
+    // The metrics' address as bound (port 0 picks one), for scripts and tests.
+    const std::string metrics_at = metrics ? " metrics " + metrics->address() : "";
+    Log().info("serving: control plane on {}, data plane on {}:{} ({} provider), {} region(s){}",
+               control->address(), plane.address(), plane.port(), plane.provider(), regions,
+               metrics ? "; metrics on " + metrics->address() : "");
     std::cout << "rpmad: ready: control " << control->address() << " data " << plane.address()
-              << ":" << plane.port() << " provider " << plane.provider() << std::endl;
-    sd_notifyf(0, "READY=1\nSTATUS=Serving %zu region(s): control %s, data %s:%s (%s)", regions,
+              << ":" << plane.port() << " provider " << plane.provider() << metrics_at << std::endl;
+    sd_notifyf(0, "READY=1\nSTATUS=Serving %zu region(s): control %s, data %s:%s (%s)%s", regions,
                control->address().c_str(), plane.address().c_str(), plane.port().c_str(),
-               plane.provider().c_str());
+               plane.provider().c_str(), metrics_at.c_str());
 
     uint64_t watchdog_usec = 0;
     const bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0;
@@ -177,6 +190,7 @@ int Serve(int argc, const char *const *argv) {
     (*daemon)->Drain();
     Log().info("clients disconnected; stopping the control plane");
     control->Shutdown();
+    metrics.reset();
     daemon->reset();
     Log().info("stopped");
     close(signal_fd);

@@ -414,7 +414,9 @@ Catalog RegionStore::CatalogOf(const std::map<std::string, Slot> &slots) const {
 }
 
 Replacement RegionStore::CommitWith(std::map<std::string, Slot> *slots) {
+    const auto started = std::chrono::steady_clock::now();
     Replacement committed = CommitCatalog(options_.pool_dir, CatalogOf(*slots));
+    catalog_commit_time_.Observe(std::chrono::steady_clock::now() - started);
     if (!committed.visible) {
         return committed;
     }

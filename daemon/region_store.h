@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "daemon/catalog.h"
+#include "daemon/latency_histogram.h"
 #include "daemon/region.h"
 #include "daemon/status.h"
 
@@ -154,6 +155,9 @@ class RegionStore {
     uint64_t used_bytes() const;  // sum of the pool's region sizes (not device DAX)
     size_t region_count() const;  // unhealthy regions included
     const std::string &pool_dir() const { return options_.pool_dir; }
+    // How long each catalog replacement took (CommitCatalog: write, fsync,
+    // renames, directory fsync), failed ones included.
+    const LatencyHistogram &catalog_commit_time() const { return catalog_commit_time_; }
 
   private:
     struct Slot {
@@ -198,6 +202,7 @@ class RegionStore {
     // Why a catalog change in place may not be durable; while set, Create
     // and Delete are refused.
     std::string not_durable_;
+    LatencyHistogram catalog_commit_time_;
 };
 
 }  // namespace rpmad

@@ -88,25 +88,30 @@ StatusOr<SessionGrant> SessionTable::Open(const std::string &region, uint64_t re
 }
 
 StatusOr<SessionGrant> SessionTable::Redeem(const wire::SessionToken &token,
-                                            const std::string &peer) {
+                                            const std::string &peer, Refusal *why) {
+    auto refuse = [why](Refusal refusal, std::string message) {
+        if (why != nullptr)
+            *why = refusal;
+        return Status(StatusCode::kUnauthenticated, std::move(message));
+    };
     std::lock_guard lock(mu_);
     auto it = sessions_.find(token.session_id);
     if (it == sessions_.end())
-        return Status(StatusCode::kUnauthenticated,
+        return refuse(Refusal::kUnknownSession,
                       "no session " + wire::SessionIdString(token.session_id) +
                           " (closed, expired or never opened): open a new session");
     Entry &entry = it->second;
     if (!SecretsEqual(entry.token.secret, token.secret))
-        return Status(StatusCode::kUnauthenticated,
+        return refuse(Refusal::kWrongSecret,
                       "wrong token for session " + wire::SessionIdString(token.session_id));
     if (entry.info.connected)
-        return Status(StatusCode::kUnauthenticated,
+        return refuse(Refusal::kUsed,
                       "the token of session " + wire::SessionIdString(token.session_id) +
                           " was already used: a token admits one connection, open a new "
                           "session");
     if (std::chrono::steady_clock::now() >= entry.deadline) {
         sessions_.erase(it);
-        return Status(StatusCode::kUnauthenticated,
+        return refuse(Refusal::kExpired,
                       "the token of session " + wire::SessionIdString(token.session_id) +
                           " expired: connect within sessions.token_ttl_seconds of opening it");
     }

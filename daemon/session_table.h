@@ -77,11 +77,14 @@ class SessionTable {
     StatusOr<SessionGrant> Open(const std::string &region, uint64_t region_id,
                                 const Requester &who = {}, uint64_t replica_set_generation = 0);
 
+    // Why Redeem refused a token, for the counters.
+    enum class Refusal { kUnknownSession, kWrongSecret, kUsed, kExpired };
     // Admits the connection that presents `token` from `peer`: the session
     // becomes connected and its token is spent. UNAUTHENTICATED (unknown
     // session, wrong secret, token already used, token expired) — the
-    // message says which, without any secret.
-    StatusOr<SessionGrant> Redeem(const wire::SessionToken &token, const std::string &peer);
+    // message says which, without any secret, and *why too when given.
+    StatusOr<SessionGrant> Redeem(const wire::SessionToken &token, const std::string &peer,
+                                  Refusal *why = nullptr);
 
     // Ends a session (its connection, if any, is the caller's to close).
     // NOT_FOUND when there is none. Returns whether it was connected.

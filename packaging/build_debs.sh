@@ -228,10 +228,11 @@ done
 mkdir -p "$root$libdir/pkgconfig"
 ln -s librpma.so.0 "$root$libdir/librpma.so"
 ln -s librpma_client.so.1 "$root$libdir/librpma_client.so"
-sed -e 's|@PREFIX@|/usr|' -e "s|^libdir=.*|libdir=$libdir|" \
-    -e "s|^includedir=.*|includedir=/usr/include|" "$pc_in" >"$root$libdir/pkgconfig/librpma.pc"
-sed -e 's|@PREFIX@|/usr|' -e "s|^libdir=.*|libdir=$libdir|" \
-    -e "s|^includedir=.*|includedir=/usr/include|" "$client_pc_in" >"$root$libdir/pkgconfig/rpma-client.pc"
+# The pkg-config files say the packages' upstream version, as the shlibs do.
+pc_fields=(-e 's|@PREFIX@|/usr|' -e "s|@VERSION@|$upstream|" -e "s|^libdir=.*|libdir=$libdir|"
+    -e "s|^includedir=.*|includedir=/usr/include|")
+sed "${pc_fields[@]}" "$pc_in" >"$root$libdir/pkgconfig/librpma.pc"
+sed "${pc_fields[@]}" "$client_pc_in" >"$root$libdir/pkgconfig/rpma-client.pc"
 finish "${outs[2]}" "Depends: $lib_pkg (= $version), $client_pkg (= $version), libibverbs-dev, librdmacm-dev
 Provides: librpma-dev (= $version)
 Conflicts: librpma-dev

@@ -6,8 +6,11 @@ the programs and the library reach the packaging through a transition to
 version comes from the flag `--//packaging:version=V` (default in BUILD).
 """
 
-# The packages' version unless --//packaging:version says otherwise.
-DEFAULT_VERSION = "1.3.0"
+load("//:version.bzl", "VERSION")
+
+# The packages' version unless --//packaging:version says otherwise (an
+# upgrade test builds a newer one; the programs inside keep VERSION).
+DEFAULT_VERSION = VERSION
 
 VersionInfo = provider(
     doc = "The Debian version the packages are built with.",

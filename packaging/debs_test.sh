@@ -114,8 +114,10 @@ for p in librpma0-rpma librpma-client1; do
     grep -q "$p (= $version)" <<<"$(dpkg-deb -f "$dev" Depends)" ||
         fail "librpma-rpma-dev does not depend on $p (= $version)"
 done
-grep -q 'libgrpc++' <<<"$(dpkg-deb -f "$rpmad" Depends)" ||
-    fail "rpmad's Depends lack its shared libraries (dpkg-shlibdeps): $(dpkg-deb -f "$rpmad" Depends)"
+for needed in 'libgrpc++' libprometheus-cpp-pull; do
+    grep -q "$needed" <<<"$(dpkg-deb -f "$rpmad" Depends)" ||
+        fail "rpmad's Depends lack $needed (dpkg-shlibdeps): $(dpkg-deb -f "$rpmad" Depends)"
+done
 for d in "$rpmad" "$lib" "$dev" "$client"; do
     mkdir -p "$work/ctl/$(basename "$d")"
     dpkg-deb -e "$d" "$work/ctl/$(basename "$d")"

@@ -4,7 +4,7 @@
 #
 #   tools/build-debs.sh [--version V] [--out DIR]
 #
-# V is the packages' Debian version (default: packaging/BUILD.bazel's, 1.3.0);
+# V is the packages' Debian version (default: rpma's, version.bzl);
 # DIR defaults to ./debs. What is packaged is built with -c opt
 # (packaging/debs.bzl). The same as
 #   bazel build //packaging:debs --//packaging:version=V

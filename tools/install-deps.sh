@@ -15,6 +15,9 @@ packages=(
   # control plane, daemon, CLI
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libspdlog-dev libfmt-dev libyaml-cpp-dev libcli11-dev libsystemd-dev nlohmann-json3-dev
+  # rpmad's Prometheus metrics (core and pull exposer); promtool checks the
+  # scrape and the alert rules in the tests
+  prometheus-cpp-dev prometheus
   # rpmad's ChecksumRegion: XXH3-128, compiled in (XXH_INLINE_ALL, headers only)
   libxxhash-dev
   # tests and benchmarks

@@ -11,4 +11,4 @@ has() { [[ " $1 " == *" $2 "* ]] || { echo "FAIL: '$2' missing from '$1'"; exit 
 has "$libs" -L/usr/local/lib
 has "$libs" -lrpma
 has "$cflags" -I/usr/local/include
-[ "$version" = "1.3.0" ] || { echo "FAIL: version $version, expected 1.3.0"; exit 1; }
+[ "$version" = "$2" ] || { echo "FAIL: version $version, expected $2 (version.bzl)"; exit 1; }

@@ -11,6 +11,7 @@
 #include "client/rpmactl/daemons.h"
 #include "client/rpmactl/exit_code.h"
 #include "client/rpmactl/settings.h"
+#include "rpma_version.h"
 
 namespace rpmactl {
 namespace {
@@ -32,7 +33,7 @@ int Main(int argc, char **argv) {
         gpr_set_log_function(QuietGrpcLog);
     CLI::App app("rpmactl: manage rpmad daemons and replicate data into their regions", "rpmactl");
     app.footer(kFooter);
-    app.set_version_flag("--version", "rpmactl 0.1.0");
+    app.set_version_flag("--version", "rpmactl " RPMA_VERSION);
     // Global flags are accepted after the subcommand too.
     app.fallthrough();
     app.require_subcommand(1);

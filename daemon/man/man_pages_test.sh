@@ -66,11 +66,12 @@ while IFS=$'\t' read -r key value; do
     *) fail "rpmad.yaml.5 does not document $key"; continue ;;
     esac
     # The key's heading reads "KEY (TYPE..., default VALUE)", VALUE quoted
-    # exactly where the YAML file quotes it.
+    # exactly where the YAML file quotes it; or, for a key the installed
+    # file sets to other than its default, "KEY (..., as installed VALUE)".
     escaped=${key//./\\.} # keys are [a-z_] words joined by dots
     heading=$(grep -oE " $escaped \([^)]*\)" <<<"${text[$page5]}" | head -n 1 || true)
     case $heading in
-    *"default $value)") ;;
+    *"default $value)" | *"as installed $value)") ;;
     *) fail "rpmad.yaml.5 gives $key as '${heading# }', but $yaml's default is $value" ;;
     esac
 done <<<"$keys"

@@ -73,6 +73,10 @@ std::unique_ptr<Rpmad> Rpmad::Start(const RpmadOptions &options, std::string *er
             return nullptr;
         }
     }
+    // "rpmad: ready: control A data B provider P[ metrics M]"
+    constexpr std::string_view kMetrics = " metrics ";
+    if (const size_t at = line.find(kMetrics); at != std::string::npos)
+        rpmad->metrics_ = line.substr(at + kMetrics.size());
     rpmad->control_ = "127.0.0.1:" + std::to_string(control_port);
     rpmad->control_port_ = control_port;
     rpmad->data_port_ = data_port;

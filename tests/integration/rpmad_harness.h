@@ -43,6 +43,9 @@ class Rpmad {
     const std::string &control() const { return control_; }
     int control_port() const { return control_port_; }
     int data_port() const { return data_port_; }
+    // Where its metrics listen (metrics.listen, the port as bound), as its
+    // ready line says; "" without metrics.
+    const std::string &metrics() const { return metrics_; }
     std::shared_ptr<grpc::Channel> channel() const { return channel_; }
     // The --config file written from RpmadOptions::config_yaml ("" if none).
     const std::string &config_path() const { return config_path_; }
@@ -68,6 +71,7 @@ class Rpmad {
     std::string control_;
     int control_port_ = 0;
     int data_port_ = 0;
+    std::string metrics_;
     std::string config_path_;
     std::shared_ptr<grpc::Channel> channel_;
 };

@@ -40,8 +40,12 @@ TEST_F(ConfigTest, ShippedFileParsesToDefaultConfig) {
     // The test runs in the runfiles tree, where //config:rpmad.yaml is data.
     StatusOr<Config> shipped = LoadConfigFile("config/rpmad.yaml");
     ASSERT_TRUE(shipped.ok()) << shipped.status().message();
-    // pool_dir is empty in the file, which means the same rule DefaultConfig uses.
-    EXPECT_EQ(*shipped, DefaultConfig());
+    // pool_dir is empty in the file, which means the same rule DefaultConfig
+    // uses; the file turns the metrics on, which are off by default.
+    Config expected = DefaultConfig();
+    EXPECT_EQ(expected.metrics_listen, "");
+    expected.metrics_listen = "127.0.0.1:9300";
+    EXPECT_EQ(*shipped, expected);
     std::ifstream file("config/rpmad.yaml");
     std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     EXPECT_THAT(text, HasSubstr("pool_dir: \"\""));
@@ -64,7 +68,7 @@ TEST_F(ConfigTest, ShippedFileDocumentsEveryKey) {
     CollectKeys(YAML::LoadFile("config/rpmad.yaml"), "", &shipped);
     CollectKeys(YAML::Load(RedactedYaml(DefaultConfig())), "", &known);
     EXPECT_EQ(shipped, known);
-    EXPECT_EQ(known.size(), 22u);
+    EXPECT_EQ(known.size(), 23u);
 }
 
 TEST_F(ConfigTest, EmptyTextAndEmptySectionsKeepDefaults) {
@@ -116,7 +120,9 @@ TEST_F(ConfigTest, EveryKeyIsParsed) {
             "  token_ttl_seconds: 9\n"
             "logging:\n"
             "  level: debug\n"
-            "  target: journal\n",
+            "  target: journal\n"
+            "metrics:\n"
+            "  listen: \"[::1]:9300\"\n",
         "full.yaml");
     ASSERT_TRUE(config.ok()) << config.status().message();
     EXPECT_EQ(config->control_listen, "[::1]:9000");
@@ -138,6 +144,7 @@ TEST_F(ConfigTest, EveryKeyIsParsed) {
     EXPECT_EQ(config->token_ttl_seconds, 9u);
     EXPECT_EQ(config->log_level, "debug");
     EXPECT_EQ(config->log_target, "journal");
+    EXPECT_EQ(config->metrics_listen, "[::1]:9300");
 }
 
 TEST_F(ConfigTest, AdminTokenIsReadFromTheFirstLineOfItsFile) {
@@ -292,6 +299,11 @@ TEST_F(ConfigTest, BadListenAddressesShowTheForm) {
     EXPECT_THAT(ErrorFor("data:\n  listen: \"127.0.0.1:7300\"\n"),
                 StartsWith("rpmad.yaml:2: data.listen: \"127.0.0.1:7300\" is also "
                            "control.listen"));
+    EXPECT_THAT(ErrorFor("metrics:\n  listen: \"127.0.0.1\"\n"),
+                StartsWith("rpmad.yaml:2: metrics.listen: \"127.0.0.1\" has no port"));
+    EXPECT_THAT(ErrorFor("metrics:\n  listen: \"127.0.0.1:7301\"\n"),
+                StartsWith("rpmad.yaml:2: metrics.listen: \"127.0.0.1:7301\" is also "
+                           "data.listen"));
 }
 
 TEST_F(ConfigTest, HalfConfiguredTlsIsRefused) {
