@@ -26,14 +26,15 @@ extern "C" const char *__tsan_default_suppressions() {
         // is handed to the poller thread through gRPC's own (invisible)
         // synchronization, and called_from_lib does not always catch it.
         "race:grpc_event_engine::posix_engine::Epoll1Poller::DoEpollWait\n"
-        // A blocking call's status message: gRPC's header code (compiled into
-        // our binaries) copies it out of a slice that gRPC core filled and
-        // handed over through the call's completion queue, both invisible;
-        // the memory was an earlier owner's (another call's buffer on another
-        // thread, freed and reused inside the uninstrumented core), so the
-        // copy is reported as racing with that owner's allocation (seen in
-        // sole_replica_test: two replicas' GetRegion on two threads).
-        "race:grpc::internal::CallOpClientRecvStatus::FinishOp\n"
+        // gRPC's call machinery in its headers (CallOpSet: sending and
+        // receiving a call's metadata, message and status), compiled into
+        // our binaries: gRPC core runs a call's ops on its threads and hands
+        // them over through its completion queues, both invisible, and
+        // reuses memory it freed (seen: a client's status message copied in
+        // CallOpClientRecvStatus::FinishOp, reported against another call's
+        // buffer at that address; rpmad's health service, a callback
+        // handler, finishing a call on another gRPC thread than started it).
+        "race:grpc::internal::CallOpSet\n"
         // Built as C++20, our binaries instantiate std::string's members
         // themselves (libstdc++ declares them extern only up to C++17),
         // instrumented, and export them: the uninstrumented gRPC and absl
