@@ -20,6 +20,9 @@ packages=(
   prometheus-cpp-dev prometheus
   # rpmad's ChecksumRegion: XXH3-128, compiled in (XXH_INLINE_ALL, headers only)
   libxxhash-dev
+  # cluster mode: etcd (the server the tests start) and etcd's v3 API protos
+  # (//proto/etcd compiles them from /usr/share/gocode/src)
+  etcd-server etcd-client golang-etcd-server-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox file openssl valgrind
   # the service and its manual pages: systemd-analyze verify/security, man
