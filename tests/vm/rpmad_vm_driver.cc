@@ -92,15 +92,16 @@ bool CreateRegion(const std::string &control, const std::string &name, uint64_t 
     return status.ok();
 }
 
-std::unique_ptr<Process> StartRpmad(const std::string &rpmad, const std::string &addr,
-                                    const std::string &data_port) {
+// rpmad on verbs with its pool at `pool`, listening on `control` and
+// `data`; waits for its ready line (nullptr, said why, when it does not come).
+std::unique_ptr<Process> StartRpmad(const std::string &rpmad, const std::string &pool,
+                                    const std::string &control, const std::string &data) {
     std::string error;
-    auto process = Process::Start(
-        {rpmad, "--provider", "verbs", "--pool-dir", "/tmp/rpmad-pool", "--listen",
-         addr + ":" + std::to_string(kControlPort), "--data-listen", addr + ":" + data_port},
-        {}, &error);
+    auto process = Process::Start({rpmad, "--provider", "verbs", "--pool-dir", pool, "--listen",
+                                   control, "--data-listen", data},
+                                  {}, &error);
     if (process == nullptr) {
-        std::fprintf(stderr, "starting rpmad: %s\n", error.c_str());
+        std::fprintf(stderr, "starting rpmad on %s: %s\n", control.c_str(), error.c_str());
         return nullptr;
     }
     std::string line;
@@ -112,6 +113,13 @@ std::unique_ptr<Process> StartRpmad(const std::string &rpmad, const std::string 
         }
     std::printf("%s\n", line.c_str());
     return process;
+}
+
+// The single rpmad of `serve`.
+std::unique_ptr<Process> StartRpmad(const std::string &rpmad, const std::string &addr,
+                                    const std::string &data_port) {
+    return StartRpmad(rpmad, "/tmp/rpmad-pool", addr + ":" + std::to_string(kControlPort),
+                      addr + ":" + data_port);
 }
 
 int Serve(const std::string &rpmad_path, const std::string &addr, const std::string &data_port) {
@@ -140,28 +148,12 @@ int Serve(const std::string &rpmad_path, const std::string &addr, const std::str
     return 0;
 }
 
-// Daemon i of a set; the first daemon's data port is the one vmsync watches.
+// Daemon i of a set: control port 7300 + 100 i, data port DATA_PORT + i.
 std::unique_ptr<Process> StartMember(const std::string &rpmad_path, const std::string &addr,
                                      int data_port, int i) {
-    const std::string control = addr + ":" + std::to_string(kControlPort + 100 * i);
-    std::string error;
-    auto daemon = Process::Start(
-        {rpmad_path, "--provider", "verbs", "--pool-dir", "/tmp/rpmad-pool-" + std::to_string(i),
-         "--listen", control, "--data-listen", addr + ":" + std::to_string(data_port + i)},
-        {}, &error);
-    if (daemon == nullptr) {
-        std::fprintf(stderr, "starting rpmad %d: %s\n", i, error.c_str());
-        return nullptr;
-    }
-    std::string line;
-    while (line.rfind("rpmad: ready:", 0) != 0)
-        if (!daemon->ReadLine(&line, std::chrono::seconds(60))) {
-            daemon->Wait(std::chrono::seconds(5));
-            std::fprintf(stderr, "rpmad %d did not start: %s\n", i, daemon->Describe().c_str());
-            return nullptr;
-        }
-    std::printf("%s\n", line.c_str());
-    return daemon;
+    return StartRpmad(rpmad_path, "/tmp/rpmad-pool-" + std::to_string(i),
+                      addr + ":" + std::to_string(kControlPort + 100 * i),
+                      addr + ":" + std::to_string(data_port + i));
 }
 
 int ServeSet(const std::string &rpmad_path, const std::string &addr, int data_port, int count) {
