@@ -56,6 +56,28 @@ struct ClientToken {
     bool operator==(const ClientToken &) const = default;
 };
 
+// Cluster mode (README "Cluster mode"): where etcd is and how this node
+// presents itself there. No endpoints: a standalone daemon.
+struct ClusterConfig {
+    std::vector<std::string> etcd_endpoints;  // host:port, or https://host:port
+    std::string etcd_ca_file;
+    std::string etcd_cert_file;
+    std::string etcd_key_file;
+    std::string prefix = "/rpma/";
+    std::string zone;
+    // host:port clients reach this node's control and data planes at; empty:
+    // control.listen and data.listen (which must then not be wildcards).
+    std::string advertise_control;
+    std::string advertise_data;
+    uint32_t lease_ttl_seconds = 10;
+    // How long a node may be dead before the controller re-places its
+    // replicas.
+    uint32_t replace_after_seconds = 300;
+
+    bool enabled() const { return !etcd_endpoints.empty(); }
+    bool operator==(const ClusterConfig &) const = default;
+};
+
 struct Config {
     std::string control_listen = "127.0.0.1:7300";
     std::string admin_token;  // resolved: from admin_token or read from admin_token_file
@@ -80,6 +102,7 @@ struct Config {
     std::string log_target = "auto";
     // host:port of the Prometheus metrics listener; empty: none.
     std::string metrics_listen;
+    ClusterConfig cluster;
 
     bool operator==(const Config &) const = default;
 };

@@ -428,6 +428,14 @@ class DaemonService final : public v1::DaemonService::Service {
         response->set_bytes_persisted(stats.traffic.bytes_persisted);
         response->set_data_plane_counters_available(stats.traffic_counted);
         response->set_daemon_id(stats.daemon_id);
+        if (stats.cluster) {
+            v1::ClusterStatus *cluster = response->mutable_cluster();
+            cluster->set_registered(stats.cluster->registered);
+            cluster->set_node_id(stats.cluster->node_id);
+            cluster->set_etcd_endpoints(stats.cluster->endpoints);
+            cluster->set_problem(stats.cluster->problem);
+            cluster->set_problem_since_unix_seconds(stats.cluster->problem_since_unix);
+        }
         return grpc::Status::OK;
     }
 

@@ -1,5 +1,7 @@
 #include "daemon/daemon.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <ctime>
 
@@ -7,9 +9,15 @@
 #include "daemon/daemon_id.h"
 #include "daemon/log.h"
 #include "daemon/replica_set.h"
+#include "rpma_version.h"
 
 namespace rpmad {
 namespace {
+
+// "[::1]:7301" for an IPv6 host.
+std::string JoinHostPort(const std::string &host, const std::string &port) {
+    return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
+}
 
 StatusOr<RegionInfo> FindInfo(const RegionStore &store, const std::string &name) {
     if (auto info = store.Find(name); info.ok())
@@ -36,6 +44,7 @@ Daemon::Daemon(const Config &config)
                 SessionQuotas{config.max_sessions_per_identity, config.max_pending_per_peer}) {}
 
 Daemon::~Daemon() {
+    cluster_.reset();
     // The data plane holds regions; it goes before the store.
     data_plane_.reset();
 }
@@ -304,7 +313,47 @@ StatsView Daemon::Stats() const {
     stats.daemon_id = daemon_id_;
     stats.traffic = data_plane_->TotalTraffic();
     stats.traffic_counted = data_plane_->counts_traffic();
+    if (cluster_)
+        stats.cluster = cluster_->state();
     return stats;
+}
+
+Status Daemon::JoinCluster(const std::string &control_address) {
+    const ClusterConfig &cluster = config_.cluster;
+    rpma::cluster::NodeRecord base;
+    base.set_node_id(daemon_id_);
+    base.set_control_address(cluster.advertise_control.empty() ? control_address
+                                                               : cluster.advertise_control);
+    base.set_data_address(cluster.advertise_data.empty()
+                              ? JoinHostPort(data_plane_->address(), data_plane_->port())
+                              : cluster.advertise_data);
+    base.set_provider(data_plane_->provider());
+    if (config_.persistence != Persistence::kGpspm)
+        base.add_persistence("apm");
+    if (config_.persistence != Persistence::kApm)
+        base.add_persistence("gpspm");
+    base.set_zone(cluster.zone);
+    base.set_version(RPMA_VERSION);
+    base.set_started_unix_seconds(std::chrono::duration_cast<std::chrono::seconds>(
+                                      std::chrono::system_clock::now().time_since_epoch())
+                                      .count());
+    auto node = ClusterNode::Start(cluster, [this, base] {
+        rpma::cluster::NodeRecord record = base;
+        // Without storage.capacity the filesystem's size and room decide.
+        struct statvfs fs {};
+        const bool known = statvfs(store_->pool_dir().c_str(), &fs) == 0;
+        const uint64_t fs_size = known ? uint64_t{fs.f_blocks} * fs.f_frsize : 0;
+        const uint64_t fs_free = known ? uint64_t{fs.f_bavail} * fs.f_frsize : 0;
+        const uint64_t used = store_->used_bytes();
+        const uint64_t capacity = config_.capacity != 0 ? config_.capacity : fs_size;
+        record.set_capacity_bytes(capacity);
+        record.set_free_bytes(std::min(capacity > used ? capacity - used : 0, fs_free));
+        return record;
+    });
+    if (!node.ok())
+        return node.status();
+    cluster_ = std::move(*node);
+    return Status();
 }
 
 StatusOr<std::pair<v1::ReplicaSetRecord, uint64_t>> Daemon::GetReplicaSet(
@@ -466,6 +515,7 @@ StatusOr<v1::RepairProgress> Daemon::ReportRepairProgress(const v1::RepairProgre
 }
 
 void Daemon::Drain() {
+    cluster_.reset();
     {
         std::lock_guard lock(regions_mu_);
         draining_ = true;

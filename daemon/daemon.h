@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/cluster_node.h"
 #include "daemon/config.h"
 #include "daemon/counters.h"
 #include "daemon/data_plane.h"
@@ -70,6 +71,8 @@ struct StatsView {
     const Counters *counters = nullptr;
     const LatencyHistogram *catalog_commit_time = nullptr;
     std::string daemon_id;
+    // Cluster mode: whether this node is registered in etcd, and if not why.
+    std::optional<ClusterNode::State> cluster;
     // Clients' one-sided operations on every region; all 0 when
     // !traffic_counted.
     RegionTraffic traffic;
@@ -135,7 +138,14 @@ class Daemon {
     // `timeout`).
     bool Responsive(std::chrono::milliseconds timeout) { return data_plane_->Responsive(timeout); }
 
-    // Graceful stop: no new sessions or connections; clients disconnected.
+    // Cluster mode (config.cluster): registers this daemon as a node, its
+    // control plane reached at `control_address` unless
+    // cluster.advertise_control says otherwise. Registration goes on in the
+    // background; the error is only for a config that cannot work.
+    Status JoinCluster(const std::string &control_address);
+
+    // Graceful stop: leaves the cluster; no new sessions or connections;
+    // clients disconnected.
     void Drain();
 
   private:
@@ -158,6 +168,7 @@ class Daemon {
     std::unique_ptr<RegionStore> store_;
     SessionTable sessions_;
     std::unique_ptr<DataPlane> data_plane_;
+    std::unique_ptr<ClusterNode> cluster_;
     // Serializes region creation and deletion with session opening, so that
     // no session is opened on a region being deleted.
     mutable std::mutex regions_mu_;

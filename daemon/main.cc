@@ -139,6 +139,11 @@ int Serve(int argc, const char *const *argv) {
         }
         metrics = std::move(*serving);
     }
+    if (config.cluster.enabled())
+        if (Status joined = (*daemon)->JoinCluster(control->address()); !joined.ok()) {
+            Log().critical("cannot start: {}", joined.message());
+            return EXIT_FAILURE;
+        }
     const DataPlane &plane = (*daemon)->data_plane();
     const size_t regions = (*daemon)->ListRegions().size();
     // The metrics' address as bound (port 0 picks one), for scripts and tests.
