@@ -1,5 +1,5 @@
-// Small text helpers that the configuration's reader (config.cc) and its
-// value syntax (config_values.cc) share. Private to the config target.
+// Small text helpers that the configuration's files (reader, validation,
+// value syntax) share. Private to the config target.
 #ifndef DAEMON_CONFIG_TEXT_H
 #define DAEMON_CONFIG_TEXT_H
 

@@ -1,5 +1,5 @@
 // The syntax of rpmad.yaml's values: host:port addresses, sizes with binary
-// units, and where the pool directory is by default.
+// units, persistence names, and where the pool directory is by default.
 #include <pwd.h>
 #include <unistd.h>
 
@@ -163,6 +163,16 @@ StatusOr<std::string> ResolvePoolDir(std::string_view text) {
     if (resolved.size() > 1 && resolved.back() == '/')
         resolved.pop_back();
     return resolved;
+}
+
+std::string_view PersistenceName(Persistence persistence) {
+    return kPersistenceNames[static_cast<size_t>(persistence)];
+}
+
+Config DefaultConfig() {
+    Config config;
+    config.pool_dir = DefaultPoolDir();
+    return config;
 }
 
 }  // namespace rpmad

@@ -51,7 +51,7 @@ void ToProto(const RegionView &view, const std::string &daemon_id, v1::Region *o
     out->set_created_unix_seconds(view.info.created_unix);
     out->set_granularity(view.info.granularity);
     out->set_persist_method(view.info.persist_method);
-    out->set_backing(view.info.backing);
+    out->set_backing(BackingName(view.info.backing));
     out->set_healthy(view.info.healthy);
     out->set_problem(view.info.problem);
     out->set_open_sessions(static_cast<uint32_t>(view.open_sessions));

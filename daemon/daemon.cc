@@ -205,7 +205,7 @@ StatusOr<size_t> Daemon::DeleteRegion(const std::string &name, bool force) {
         return info.status();
     // The store refuses to delete a configured device-DAX region: say so
     // before any session is closed or the region withdrawn.
-    if (info->backing == BackingName(Backing::kDeviceDax)) {
+    if (info->backing == Backing::kDeviceDax) {
         if (Status refused = store_->Delete(name); !refused.ok())
             return refused;
         return size_t{0};
@@ -364,8 +364,7 @@ StatusOr<std::pair<v1::ReplicaSetRecord, uint64_t>> Daemon::GetReplicaSet(
     // record: answered as an rpmad without replica sets answers, so that
     // clients use it as they did before records (client/REPLICA_SETS.md,
     // "Older daemons").
-    if (auto info = FindInfo(*store_, region);
-        info.ok() && info->backing == BackingName(Backing::kDeviceDax))
+    if (auto info = FindInfo(*store_, region); info.ok() && info->backing == Backing::kDeviceDax)
         return Status(StatusCode::kUnimplemented,
                       "region '" + region +
                           "' is on device DAX, which holds no replica-set record: clients use "

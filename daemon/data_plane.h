@@ -35,6 +35,7 @@
 
 #include "daemon/config.h"
 #include "daemon/counters.h"
+#include "daemon/event_loop.h"
 #include "daemon/log.h"
 #include "daemon/peer_log_limit.h"
 #include "daemon/persist_workers.h"
@@ -82,10 +83,10 @@ class DataPlane {
     void Withdraw(const std::string &region_name);
     // Whether the data-plane thread runs a command within `timeout`: what
     // the watchdog pings vouch for.
-    bool Responsive(std::chrono::milliseconds timeout);
+    bool Responsive(std::chrono::milliseconds timeout) { return loop_->Responsive(timeout); }
     // A session was opened: its token's expiry may be the next one.
     void Wake() {
-        Post([] {});
+        loop_->Post([] {});
     }
     // Closes a session, NOT_FOUND when there is none. Returns once nothing
     // its client sends can land in the region any more: its connection, if
@@ -120,14 +121,9 @@ class DataPlane {
         std::chrono::steady_clock::time_point received;  // for Counters::gpspm_flush_time
     };
     struct Link;
-    using Command = std::function<void()>;
 
     DataPlane(SessionTable &sessions, Counters &counters);
     void Run();
-    // Runs `command` on the data-plane thread and waits for it.
-    void Call(Command command);
-    void Post(Command command);
-    void RunCommands();
     void AcceptAll();
     void Accept(rpma::ConnReq request);
     void OnConnectionEvent(Link &link);
@@ -144,15 +140,15 @@ class DataPlane {
                      std::chrono::steady_clock::time_point received, const Status &persisted);
     void Answer(Link &link, uint32_t slot, const wire::FlushResponse &response);
     void Close(uint64_t session_id, bool lost);
-    // epoll tags: the endpoint, the wake-up eventfd, and per link its token
-    // shifted left by one, the low bit set for its completion fd.
+    // Event loop tags: the endpoint, and per link its token shifted left by
+    // one, the low bit set for its completion fd.
     static constexpr uint64_t kEndpointTag = 0;
-    static constexpr uint64_t kWakeTag = 1;
     static constexpr uint64_t kCompletionsBit = 1;
-    void WatchFd(int fd, uint64_t tag);
 
     SessionTable &sessions_;
     Counters &counters_;
+    // Outlives everything below that posts to it (the thread, the workers).
+    std::unique_ptr<EventLoop> loop_;
     // A peer provokes a rejection per connection it opens: its lines are
     // rate-limited, so that a flood of them costs the log a few lines.
     PeerLogLimit rejections_log_{
@@ -177,15 +173,11 @@ class DataPlane {
     RegionTraffic withdrawn_traffic_;
     std::optional<rpma::Endpoint> endpoint_;
     // Data-plane thread only: links by session id, and session ids by link
-    // token (tokens start at 1, so no link's tags collide with the two above).
+    // token (tokens start at 1, so no link's tags collide with kEndpointTag).
     std::map<uint64_t, std::unique_ptr<Link>> links_;
     std::unordered_map<uint64_t, uint64_t> link_tokens_;
     uint64_t last_token_ = 0;
 
-    int epoll_fd_ = -1;
-    int wake_fd_ = -1;
-    std::mutex commands_mu_;
-    std::vector<Command> commands_;
     std::atomic<bool> stopping_{false};
     std::atomic<size_t> connections_{0};
     std::mutex drained_mu_;

@@ -255,17 +255,19 @@ Status RegionStore::AttachDeviceDax() {
                           "storage.devdax_regions: " + valid.message());
         }
         if (auto it = slots_.find(name); it != slots_.end()) {
-            return Status(StatusCode::kFailedPrecondition,
-                          "storage.devdax_regions: region \"" + name + "\" on " + configured.path +
-                              " has the name of " +
-                              (it->second.device.empty() ? "a region of the pool"
-                                                         : "another device-DAX region") +
-                              "; give it another name");
+            return Status(
+                StatusCode::kFailedPrecondition,
+                "storage.devdax_regions: region \"" + name + "\" on " + configured.path +
+                    " has the name of " +
+                    (it->second.backing == Backing::kPoolFile ? "a region of the pool"
+                                                              : "another device-DAX region") +
+                    "; give it another name");
         }
         Slot slot;
         slot.entry.name = name;
         slot.entry.size = configured.size;
         slot.entry.id = DeviceDaxId(configured);
+        slot.backing = Backing::kDeviceDax;
         slot.device = configured.path;
         RegionMetadata metadata = configured;
         metadata.id = slot.entry.id;
@@ -285,7 +287,7 @@ Status RegionStore::AttachDeviceDax() {
     for (const auto &[name, slot] : slots_) {
         for (const auto &[other_name, other] : slots_) {
             if (name >= other_name || slot.region == nullptr || other.region == nullptr ||
-                slot.device.empty() || slot.device != other.device) {
+                slot.backing != Backing::kDeviceDax || slot.device != other.device) {
                 continue;
             }
             const Region &a = *slot.region;
@@ -354,7 +356,7 @@ void RegionStore::AdoptUnlisted(const std::vector<std::string> &names) {
                 notes_.push_back("adopted " + path + " as region \"" + entry.name +
                                  "\" with a new id: the recovered catalog did not list it (it "
                                  "may be the last region created before the damage)");
-                slots_[entry.name] = Slot{entry, std::move(*region), "", ""};
+                slots_[entry.name] = Slot{entry, std::move(*region), "", Backing::kPoolFile, ""};
                 continue;
             }
             why = region.status().message();
@@ -406,7 +408,8 @@ Catalog RegionStore::CatalogOf(const std::map<std::string, Slot> &slots) const {
     Catalog catalog;
     catalog.generation = generation_ + 1;
     for (const auto &[name, slot] : slots) {
-        if (slot.device.empty()) {  // device-DAX regions are configured, not cataloged
+        if (slot.backing ==
+            Backing::kPoolFile) {  // device-DAX regions are configured, not cataloged
             catalog.entries.push_back(slot.entry);
         }
     }
@@ -494,7 +497,7 @@ StatusOr<std::shared_ptr<Region>> RegionStore::AllocateAndMap(int fd, const std:
 uint64_t RegionStore::UsedBytesLocked() const {
     uint64_t used = 0;
     for (const auto &[name, slot] : slots_) {
-        if (slot.device.empty()) {
+        if (slot.backing == Backing::kPoolFile) {
             used += slot.entry.size;
         }
     }
@@ -566,7 +569,7 @@ StatusOr<std::shared_ptr<Region>> RegionStore::Create(const std::string &name, u
         return region;
     }
     std::map<std::string, Slot> slots = slots_;
-    slots[name] = Slot{entry, *region, "", ""};
+    slots[name] = Slot{entry, *region, "", Backing::kPoolFile, ""};
     Replacement committed = CommitWith(&slots);
     if (!committed.visible) {
         unlink(path.c_str());
@@ -614,7 +617,7 @@ Status RegionStore::Delete(const std::string &name) {
     if (Status refused = RefuseIfNotDurableLocked(); !refused.ok()) {
         return refused;
     }
-    if (!it->second.device.empty()) {
+    if (it->second.backing == Backing::kDeviceDax) {
         return Status(StatusCode::kFailedPrecondition,
                       "region \"" + name + "\" is on device DAX (" + it->second.device +
                           "), configured in storage.devdax_regions: it cannot be deleted; remove "
@@ -666,7 +669,7 @@ Replacement RegionStore::SetReplicaSet(const std::string &name, uint64_t id, std
                        "region \"" + name + "\" is unhealthy: " + problem),
                 false};
     }
-    if (!it->second.device.empty()) {
+    if (it->second.backing == Backing::kDeviceDax) {
         return {Status(StatusCode::kFailedPrecondition,
                        "region \"" + name + "\" is on device DAX (" + it->second.device +
                            "), which the catalog does not list: it cannot hold a replica-set "
@@ -709,8 +712,8 @@ RegionInfo RegionStore::InfoOf(const std::string &name, const Slot &slot) const 
     info.id = slot.entry.id;
     info.created_unix = slot.entry.created_unix;
     info.replica_set = slot.entry.replica_set;
-    info.path = slot.device.empty() ? FilePath(slot.entry.file_name) : slot.device;
-    info.backing = BackingName(slot.device.empty() ? Backing::kPoolFile : Backing::kDeviceDax);
+    info.path = slot.backing == Backing::kPoolFile ? FilePath(slot.entry.file_name) : slot.device;
+    info.backing = slot.backing;
     info.problem = ProblemOf(slot);
     info.healthy = info.problem.empty();
     if (slot.region != nullptr) {

@@ -72,7 +72,7 @@ struct RegionInfo {
     std::string path;
     std::string granularity;     // GranularityName(); empty when not mapped
     std::string persist_method;  // PersistMethodName(); empty when not mapped
-    std::string backing;         // BackingName()
+    Backing backing = Backing::kPoolFile;
     bool healthy = false;
     std::string problem;  // why it is unhealthy
     // The replica-set record (serialized rpmad.v1.ReplicaSetRecord), empty
@@ -164,7 +164,8 @@ class RegionStore {
         CatalogEntry entry;              // of a device-DAX region: name, size, id; no file
         std::shared_ptr<Region> region;  // null when it could not be mapped
         std::string problem;
-        std::string device;  // the device of a device-DAX region, else empty
+        Backing backing = Backing::kPoolFile;
+        std::string device;  // kDeviceDax: the device; empty otherwise
     };
     // Why the slot is unhealthy: it could not be mapped, or its region is
     // damaged (Region::damage); "" when it is healthy.

@@ -98,7 +98,7 @@ TEST(DeviceDax, ARangeIsMappedByteOrCacheLineAndItsBoundsAreChecked) {
     EXPECT_THAT(unaligned.status().message(), ::testing::HasSubstr("multiples of the device's"));
     for (const RegionInfo &info : store.List())
         if (info.name != "unaligned") {
-            EXPECT_EQ(info.backing, "devdax") << info.name;
+            EXPECT_EQ(info.backing, Backing::kDeviceDax) << info.name;
             EXPECT_TRUE(info.persist_method == "cpu-flush" || info.persist_method == "fence")
                 << info.name << ": " << info.persist_method;
         }

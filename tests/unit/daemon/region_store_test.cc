@@ -126,7 +126,7 @@ TEST_F(RegionStoreTest, APageCacheRegionIsHonestAboutPageGranularity) {
     ASSERT_EQ(list.size(), 1u);
     EXPECT_EQ(list[0].granularity, "page");
     EXPECT_EQ(list[0].persist_method, "msync");
-    EXPECT_EQ(list[0].backing, "file");
+    EXPECT_EQ(list[0].backing, Backing::kPoolFile);
 }
 
 TEST_F(RegionStoreTest, PersistedBytesSurviveReopening) {
@@ -678,7 +678,7 @@ TEST_F(RegionStoreTest, APathThatIsNotADeviceDaxDeviceIsRefusedClearly) {
     ASSERT_EQ(list.size(), 3u);
     for (const RegionInfo &info : list) {
         EXPECT_FALSE(info.healthy) << info.name;
-        EXPECT_EQ(info.backing, "devdax") << info.name;
+        EXPECT_EQ(info.backing, Backing::kDeviceDax) << info.name;
         EXPECT_TRUE(info.persist_method.empty()) << info.name;
         EXPECT_THAT(info.problem, ::testing::HasSubstr("storage.devdax_regions takes "
                                                        "device-DAX character devices"));
