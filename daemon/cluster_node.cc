@@ -23,7 +23,8 @@ int64_t NowUnix() {
 StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(const ClusterConfig &config,
                                                           Snapshot snapshot) {
     rpma::cluster::EtcdOptions options;
-    options.endpoints = config.etcd_endpoints;
+    if (auto s = rpma::cluster::ParseEndpoints(config.etcd_endpoints, &options); !s.ok())
+        return FromGrpc(s);
     options.ca_file = config.etcd_ca_file;
     options.cert_file = config.etcd_cert_file;
     options.key_file = config.etcd_key_file;
@@ -55,9 +56,10 @@ ClusterNode::~ClusterNode() {
         if (auto s = etcd_->RevokeLease(state_.lease); s.ok())
             Log().info("cluster: left (node {} unregistered)", state_.node_id);
         else
-            Log().warn("cluster: could not unregister node {} ({}); it drops out when its "
-                       "lease of {} s expires",
-                       state_.node_id, s.error_message(), config_.lease_ttl_seconds);
+            Log().warn(
+                "cluster: could not unregister node {} ({}); it drops out when its "
+                "lease of {} s expires",
+                state_.node_id, s.error_message(), config_.lease_ttl_seconds);
     }
 }
 

@@ -59,7 +59,8 @@ struct ClientToken {
 // Cluster mode (README "Cluster mode"): where etcd is and how this node
 // presents itself there. No endpoints: a standalone daemon.
 struct ClusterConfig {
-    std::vector<std::string> etcd_endpoints;  // host:port, or https://host:port
+    // Comma-separated host:port (or https://host:port) of etcd's members.
+    std::string etcd_endpoints;
     std::string etcd_ca_file;
     std::string etcd_cert_file;
     std::string etcd_key_file;

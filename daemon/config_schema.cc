@@ -33,6 +33,19 @@ const Key kKeys[] = {
     {"logging.level", [](Config &c) -> FieldRef { return &c.log_level; }, kLogLevels},
     {"logging.target", [](Config &c) -> FieldRef { return &c.log_target; }, kLogTargets},
     {"metrics.listen", [](Config &c) -> FieldRef { return &c.metrics_listen; }},
+    {"cluster.etcd.endpoints", [](Config &c) -> FieldRef { return &c.cluster.etcd_endpoints; }},
+    {"cluster.etcd.ca_file", [](Config &c) -> FieldRef { return &c.cluster.etcd_ca_file; }},
+    {"cluster.etcd.cert_file", [](Config &c) -> FieldRef { return &c.cluster.etcd_cert_file; }},
+    {"cluster.etcd.key_file", [](Config &c) -> FieldRef { return &c.cluster.etcd_key_file; }},
+    {"cluster.prefix", [](Config &c) -> FieldRef { return &c.cluster.prefix; }},
+    {"cluster.zone", [](Config &c) -> FieldRef { return &c.cluster.zone; }},
+    {"cluster.advertise_control",
+     [](Config &c) -> FieldRef { return &c.cluster.advertise_control; }},
+    {"cluster.advertise_data", [](Config &c) -> FieldRef { return &c.cluster.advertise_data; }},
+    {"cluster.lease_ttl_seconds",
+     [](Config &c) -> FieldRef { return &c.cluster.lease_ttl_seconds; }},
+    {"cluster.replace_after_seconds",
+     [](Config &c) -> FieldRef { return &c.cluster.replace_after_seconds; }},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "daemon/config_validation.h"
 
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -122,6 +123,72 @@ Status CheckDevdaxRegions(const std::vector<DevdaxRegionConfig> &regions) {
     return Status();
 }
 
+bool Wildcard(const std::string &host) {
+    return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
+}
+
+Status CheckCluster(const Config &config, const Locator &where) {
+    const ClusterConfig &cluster = config.cluster;
+    if (!cluster.enabled())
+        return Status();
+    std::string_view rest = cluster.etcd_endpoints;
+    while (!rest.empty()) {
+        const size_t comma = rest.find(',');
+        std::string_view endpoint = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+        for (std::string_view scheme : {"http://", "https://"})
+            if (endpoint.starts_with(scheme))
+                endpoint.remove_prefix(scheme.size());
+        StatusOr<HostPort> split = SplitHostPort(endpoint, "cluster.etcd.endpoints");
+        if (!split.ok() || split->port.empty() || split->port == "0")
+            return where.At("cluster.etcd.endpoints",
+                            Invalid("cluster.etcd.endpoints: " + Quoted(endpoint) +
+                                    " is not host:port; list etcd's members comma-separated, "
+                                    "e.g. \"127.0.0.1:2379,127.0.0.2:2379\""));
+    }
+    for (const auto &[file, key] : {std::pair(&cluster.etcd_ca_file, "cluster.etcd.ca_file"),
+                                    {&cluster.etcd_cert_file, "cluster.etcd.cert_file"},
+                                    {&cluster.etcd_key_file, "cluster.etcd.key_file"}})
+        if (!file->empty())
+            if (Status s = CheckReadable(*file, key); !s.ok())
+                return where.At(key, s);
+    if (cluster.etcd_cert_file.empty() != cluster.etcd_key_file.empty())
+        return where.At("cluster.etcd.cert_file",
+                        Invalid("cluster.etcd.cert_file and cluster.etcd.key_file go together: "
+                                "set both or neither"));
+    if (cluster.prefix.size() < 2 || cluster.prefix.front() != '/' || cluster.prefix.back() != '/')
+        return where.At("cluster.prefix", Invalid("cluster.prefix: " + Quoted(cluster.prefix) +
+                                                  " must start and end with '/', e.g. /rpma/"));
+    if (cluster.lease_ttl_seconds < 3)
+        return where.At("cluster.lease_ttl_seconds",
+                        Invalid("cluster.lease_ttl_seconds: at least 3, so that the node can "
+                                "renew its lease a few times within it"));
+    if (cluster.replace_after_seconds < cluster.lease_ttl_seconds)
+        return where.At("cluster.replace_after_seconds",
+                        Invalid("cluster.replace_after_seconds: at least "
+                                "cluster.lease_ttl_seconds; a node is not dead before its "
+                                "lease expired"));
+    for (const auto &[advertised, listen, key] :
+         {std::tuple(&cluster.advertise_control, &config.control_listen,
+                     "cluster.advertise_control"),
+          {&cluster.advertise_data, &config.data_listen, "cluster.advertise_data"}}) {
+        if (!advertised->empty()) {
+            StatusOr<HostPort> split = SplitHostPort(*advertised, key);
+            if (!split.ok() || Wildcard(split->host) || split->port == "0")
+                return where.At(key, Invalid(std::string(key) + ": " + Quoted(*advertised) +
+                                             " is not a host:port clients can reach"));
+            continue;
+        }
+        StatusOr<HostPort> split = SplitHostPort(*listen, key);
+        if (split.ok() && Wildcard(split->host))
+            return where.At(key, Invalid(std::string(key) + ": " + Quoted(*listen) +
+                                         " listens on every address, which a client cannot "
+                                         "dial: set " +
+                                         key + " to the host:port clients reach this node at"));
+    }
+    return Status();
+}
+
 }  // namespace
 
 Status CheckConfig(const Config &config, const Locator &where) {
@@ -168,6 +235,8 @@ Status CheckConfig(const Config &config, const Locator &where) {
     if (Status s = CheckChoice(config.log_target, kLogTargets, "logging.target"); !s.ok()) {
         return where.At("logging.target", s);
     }
+    if (Status s = CheckCluster(config, where); !s.ok())
+        return s;
     return Status();
 }
 

@@ -68,7 +68,7 @@ TEST_F(ConfigTest, ShippedFileDocumentsEveryKey) {
     CollectKeys(YAML::LoadFile("config/rpmad.yaml"), "", &shipped);
     CollectKeys(YAML::Load(RedactedYaml(DefaultConfig())), "", &known);
     EXPECT_EQ(shipped, known);
-    EXPECT_EQ(known.size(), 23u);
+    EXPECT_EQ(known.size(), 33u);
 }
 
 TEST_F(ConfigTest, EmptyTextAndEmptySectionsKeepDefaults) {
@@ -145,6 +145,50 @@ TEST_F(ConfigTest, EveryKeyIsParsed) {
     EXPECT_EQ(config->log_level, "debug");
     EXPECT_EQ(config->log_target, "journal");
     EXPECT_EQ(config->metrics_listen, "[::1]:9300");
+}
+
+TEST_F(ConfigTest, ClusterSectionIsParsedAndChecked) {
+    const std::string base =
+        "cluster:\n"
+        "  etcd:\n"
+        "    endpoints: \"http://127.0.0.1:2379,[::1]:2380\"\n"
+        "  prefix: /team/\n"
+        "  zone: rack-1\n"
+        "  lease_ttl_seconds: 6\n"
+        "  replace_after_seconds: 60\n";
+    StatusOr<Config> config = ParseConfig(base, "c.yaml");
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    EXPECT_TRUE(config->cluster.enabled());
+    EXPECT_EQ(config->cluster.etcd_endpoints, "http://127.0.0.1:2379,[::1]:2380");
+    EXPECT_EQ(config->cluster.prefix, "/team/");
+    EXPECT_EQ(config->cluster.zone, "rack-1");
+    EXPECT_EQ(config->cluster.lease_ttl_seconds, 6u);
+    EXPECT_EQ(config->cluster.replace_after_seconds, 60u);
+    EXPECT_TRUE(ValidateConfig(*config).ok());
+
+    const struct {
+        std::string extra, key;
+    } bad[] = {
+        {"  prefix: rpma\n", "cluster.prefix"},
+        {"  lease_ttl_seconds: 1\n", "cluster.lease_ttl_seconds"},
+        {"  replace_after_seconds: 2\n", "cluster.replace_after_seconds"},
+        {"  advertise_control: \"0.0.0.0:7300\"\n", "cluster.advertise_control"},
+    };
+    for (const auto &b : bad) {
+        StatusOr<Config> wrong = ParseConfig(base + b.extra, "c.yaml");
+        ASSERT_FALSE(wrong.ok()) << b.extra;
+        EXPECT_NE(wrong.status().message().find(b.key), std::string::npos)
+            << wrong.status().message();
+    }
+    StatusOr<Config> endpoint =
+        ParseConfig("cluster:\n  etcd:\n    endpoints: etcd-without-port\n", "c.yaml");
+    ASSERT_FALSE(endpoint.ok());
+    EXPECT_NE(endpoint.status().message().find("cluster.etcd.endpoints"), std::string::npos);
+    // A node listening on every address must say where clients reach it.
+    StatusOr<Config> wildcard = ParseConfig(base + "data:\n  listen: 0.0.0.0:7301\n", "c.yaml");
+    ASSERT_FALSE(wildcard.ok());
+    EXPECT_NE(wildcard.status().message().find("cluster.advertise_data"), std::string::npos)
+        << wildcard.status().message();
 }
 
 TEST_F(ConfigTest, AdminTokenIsReadFromTheFirstLineOfItsFile) {
