@@ -52,7 +52,9 @@ ClusterNode::~ClusterNode() {
     wake_.notify_all();
     if (thread_.joinable())
         thread_.join();
-    if (state_.lease != 0) {
+    // Not when etcd was out of reach at the last step: the stop would wait
+    // for it; the lease expires by itself.
+    if (state_.lease != 0 && state_.registered) {
         if (auto s = etcd_->RevokeLease(state_.lease); s.ok())
             Log().info("cluster: left (node {} unregistered)", state_.node_id);
         else
@@ -72,7 +74,7 @@ grpc::Status ClusterNode::Step() {
     int64_t lease;
     {
         std::lock_guard lock(mu_);
-        lease = state_.registered ? state_.lease : 0;
+        lease = state_.lease;
     }
     if (lease != 0) {
         int64_t left = 0;
@@ -81,33 +83,30 @@ grpc::Status ClusterNode::Step() {
         if (left <= 0) {
             // Expired while etcd was out of reach: the record went with it.
             std::lock_guard lock(mu_);
-            state_.registered = false;
             state_.lease = 0;
+            published_.clear();
             return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                 "the node's lease expired (etcd was out of reach for longer "
                                 "than cluster.lease_ttl_seconds); registering again");
         }
-    } else if (auto s = etcd_->GrantLease(std::chrono::seconds(config_.lease_ttl_seconds), &lease);
-               !s.ok()) {
-        return s;
-    }
-    rpma::cluster::NodeRecord record = snapshot_();
-    const std::string unchanged = rpma::cluster::ToJson(record);
-    bool fresh;
-    {
+    } else {
+        if (auto s = etcd_->GrantLease(std::chrono::seconds(config_.lease_ttl_seconds), &lease);
+            !s.ok())
+            return s;
         std::lock_guard lock(mu_);
-        fresh = !state_.registered;
+        state_.lease = lease;
+        published_.clear();
     }
-    if (!fresh && unchanged == published_)
+    // The record again when it changed (free bytes) or is not there yet.
+    rpma::cluster::NodeRecord record = snapshot_();
+    const std::string now = rpma::cluster::ToJson(record);
+    if (now == published_)
         return grpc::Status::OK;
     record.set_updated_unix_seconds(NowUnix());
     if (auto s = etcd_->Put(keys_.Node(record.node_id()), rpma::cluster::ToJson(record), lease);
         !s.ok())
         return s;
-    published_ = unchanged;
-    std::lock_guard lock(mu_);
-    state_.registered = true;
-    state_.lease = lease;
+    published_ = now;
     return grpc::Status::OK;
 }
 
@@ -118,6 +117,7 @@ void ClusterNode::Run() {
         lock.unlock();
         const grpc::Status s = Step();
         lock.lock();
+        state_.registered = s.ok();
         if (s.ok() && !state_.problem.empty()) {
             Log().info("cluster: registered as node {} (zone '{}') in etcd {} under {}",
                        state_.node_id, config_.zone, state_.endpoints, config_.prefix);

@@ -28,9 +28,10 @@ class ClusterNode {
     using Snapshot = std::function<rpma::cluster::NodeRecord()>;
 
     struct State {
+        // The last registration step reached etcd.
         bool registered = false;
         std::string node_id;
-        int64_t lease = 0;
+        int64_t lease = 0;  // 0: none granted (or it expired)
         // Why it is not registered: etcd unreachable, the lease lost, ...
         std::string problem;
         int64_t problem_since_unix = 0;
@@ -59,7 +60,9 @@ class ClusterNode {
     Snapshot snapshot_;
     std::unique_ptr<rpma::cluster::Etcd> etcd_;
     rpma::cluster::Keys keys_;
-    std::string published_;  // the record as last put (without its time)
+    // The record as last put under the current lease (without its time);
+    // only the registration thread touches it.
+    std::string published_;
 
     mutable std::mutex mu_;
     std::condition_variable wake_;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 
+#include "client/rpmactl/cluster_commands.h"
 #include "client/rpmactl/command.h"
 #include "client/rpmactl/daemons.h"
 #include "client/rpmactl/health.h"
@@ -27,6 +28,7 @@ struct AdminArgs {
     std::string session_id;
     std::string service;
     bool local = false;
+    size_t replicas = 3;
 };
 
 std::string PersistenceName(v1::Persistence persistence) {
@@ -95,6 +97,8 @@ int RegionCreate(const Settings &settings, const AdminArgs &args) {
             "'" + args.size + "' is not a region size: write a multiple of 4096 such as 1MiB"));
         return kExitUsage;
     }
+    if (settings.cluster.enabled())
+        return ClusterRegionCreate(settings, args.name, *size, args.replicas);
     return WithDaemons(settings, [&](Daemons &daemons) {
         v1::CreateRegionRequest request;
         request.set_name(args.name);
@@ -119,6 +123,8 @@ int RegionCreate(const Settings &settings, const AdminArgs &args) {
 }
 
 int RegionDelete(const Settings &settings, const AdminArgs &args) {
+    if (settings.cluster.enabled())
+        return ClusterRegionDelete(settings, args.name, args.force);
     return WithDaemons(settings, [&](Daemons &daemons) {
         v1::DeleteRegionRequest request;
         request.set_name(args.name);
@@ -139,6 +145,8 @@ int RegionDelete(const Settings &settings, const AdminArgs &args) {
 }
 
 int RegionList(const Settings &settings) {
+    if (settings.cluster.enabled())
+        return ClusterRegionList(settings);
     return WithDaemons(settings, [&](Daemons &daemons) {
         auto answers = AskEach<v1::ListRegionsResponse>(
             daemons, [](ControlPlane &d, grpc::ClientContext *c, v1::ListRegionsResponse *out) {
@@ -216,6 +224,8 @@ std::string MemberState(const v1::ReplicaSetMember &member) {
 }
 
 int RegionInfo(const Settings &settings, const AdminArgs &args) {
+    if (settings.cluster.enabled())
+        return ClusterRegionInfo(settings, args.name);
     return WithDaemons(settings, [&](Daemons &daemons) {
         SetView view = ReadSetView(daemons, args.name);
         const SetVerdict &verdict = view.verdict;
@@ -538,6 +548,10 @@ void AddAdminCommands(CLI::App &app, Run *run) {
     create->add_option("NAME", args->name, "1 to 64 of [A-Za-z0-9._-]")->required();
     create->add_option("SIZE", args->size, "bytes, a multiple of 4096; suffixes KiB, MiB, GiB")
         ->required();
+    create
+        ->add_option("--replicas", args->replicas,
+                     "cluster mode (--etcd): how many nodes hold a replica (default 3)")
+        ->type_name("N");
     create->callback(set(RegionCreate));
     CLI::App *remove = region->add_subcommand(
         "delete", "delete region NAME on every server (needs the admin token)");

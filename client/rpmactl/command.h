@@ -23,6 +23,10 @@ void AddDataCommands(CLI::App &app, Run *run);
 // after AddAdminCommands, whose "region" it adds to.
 void AddReplicaCommands(CLI::App &app, Run *run);
 
+// node list, cluster mode's region create/list/info/delete (--etcd);
+// after AddAdminCommands, whose region commands it routes to etcd.
+void AddClusterCommands(CLI::App &app, Run *run);
+
 // bench: write + persist latency and bandwidth (bench.cc).
 void AddBenchCommand(CLI::App &app, Run *run);
 

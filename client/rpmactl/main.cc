@@ -64,11 +64,26 @@ int Main(int argc, char **argv) {
     app.add_option("--timeout", flags.timeout_seconds, "deadline of each control call (default 10)")
         ->type_name("SECONDS");
     app.add_flag("--json", flags.json, "print JSON (stable field names) instead of tables");
+    app.add_option("--etcd", flags.etcd,
+                   "cluster mode: etcd's members, comma-separated host:port (else RPMACTL_ETCD)")
+        ->type_name("ENDPOINTS");
+    app.add_option("--etcd-ca", flags.etcd_ca_file,
+                   "PEM CA bundle that etcd's certificate is "
+                   "checked against")
+        ->type_name("FILE");
+    app.add_option("--etcd-cert", flags.etcd_cert_file,
+                   "PEM client certificate for etcd, with --etcd-key")
+        ->type_name("FILE");
+    app.add_option("--etcd-key", flags.etcd_key_file, "PEM key of --etcd-cert")->type_name("FILE");
+    app.add_option("--cluster-prefix", flags.cluster_prefix,
+                   "where the cluster's keys live in etcd (default /rpma/)")
+        ->type_name("PREFIX");
 
     Run run;
     AddAdminCommands(app, &run);
     AddDataCommands(app, &run);
     AddReplicaCommands(app, &run);
+    AddClusterCommands(app, &run);
 
     try {
         app.parse(argc, argv);

@@ -179,6 +179,15 @@ Result<Settings> ResolveSettings(const Flags &flags,
                          "): a replica set names each rpmad once");
     }
 
+    const char *env_etcd = getenv("RPMACTL_ETCD");
+    ClusterSettings &cluster = settings.cluster;
+    cluster.endpoints = !flags.etcd.empty() ? flags.etcd : env_etcd ? env_etcd : "";
+    cluster.ca_file = flags.etcd_ca_file;
+    cluster.cert_file = flags.etcd_cert_file;
+    cluster.key_file = flags.etcd_key_file;
+    if (!flags.cluster_prefix.empty())
+        cluster.prefix = flags.cluster_prefix;
+
     auto &connect = settings.connect;
     connect.tls = flags.tls || file.tls;
     connect.ca_file = !flags.ca_file.empty() ? flags.ca_file : file.ca_file;

@@ -39,6 +39,24 @@ struct Flags {
     std::string client_token_file;
     double timeout_seconds = -1;
     bool json = false;
+    // Cluster mode.
+    std::string etcd;
+    std::string etcd_ca_file;
+    std::string etcd_cert_file;
+    std::string etcd_key_file;
+    std::string cluster_prefix;
+};
+
+// Where the cluster is (--etcd, else RPMACTL_ETCD); endpoints empty: the
+// servers are a static set.
+struct ClusterSettings {
+    std::string endpoints;
+    std::string ca_file;
+    std::string cert_file;
+    std::string key_file;
+    std::string prefix = "/rpma/";
+
+    bool enabled() const { return !endpoints.empty(); }
 };
 
 struct Settings {
@@ -50,6 +68,7 @@ struct Settings {
     std::string servers_origin;
     // The configuration file read, "" if none.
     std::string config_file;
+    ClusterSettings cluster;
 };
 
 // Reads the environment through `getenv` (tests pass their own). Errors

@@ -10,14 +10,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <filesystem>
 #include <future>
 #include <memory>
 #include <string>
 
 #include "etcd/etcdserver/api/v3election/v3electionpb/v3election.grpc.pb.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
-#include "tests/integration/process.h"
+#include "tests/integration/etcd_cluster.h"
 
 namespace rpma::testing {
 namespace {
@@ -28,8 +27,6 @@ using etcdserverpb::Lease;
 using v3electionpb::Election;
 
 constexpr auto kCallTimeout = std::chrono::seconds(10);
-// etcd elects itself leader of a one-member cluster in about a second.
-constexpr auto kStartTimeout = std::chrono::seconds(60);
 
 std::unique_ptr<grpc::ClientContext> Context(std::chrono::seconds timeout = kCallTimeout) {
     auto context = std::make_unique<grpc::ClientContext>();
@@ -40,34 +37,11 @@ std::unique_ptr<grpc::ClientContext> Context(std::chrono::seconds timeout = kCal
 class EtcdApiTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        const std::string data = TempPath("etcd-data");
-        std::filesystem::create_directories(data);
-        const std::string client = "http://127.0.0.1:" + std::to_string(FreePort());
-        const std::string peer = "http://127.0.0.1:" + std::to_string(FreePort());
         std::string error;
-        etcd_ = Process::Start(
-            {"/usr/bin/etcd", "--name", "t", "--data-dir", data, "--listen-client-urls", client,
-             "--advertise-client-urls", client, "--listen-peer-urls", peer,
-             "--initial-advertise-peer-urls", peer, "--initial-cluster", "t=" + peer, "--logger",
-             "zap", "--log-level", "warn"},
-            {}, &error);
-        ASSERT_NE(etcd_, nullptr) << error << " (etcd-server: tools/install-deps.sh installs it)";
-        channel_ = grpc::CreateChannel(client.substr(std::string("http://").size()),
-                                       grpc::InsecureChannelCredentials());
+        etcd_ = EtcdCluster::Start(1, &error);
+        ASSERT_NE(etcd_, nullptr) << error;
+        channel_ = grpc::CreateChannel(etcd_->ClientAddress(0), grpc::InsecureChannelCredentials());
         kv_ = KV::NewStub(channel_);
-        // Ready when it answers: a read waits for the server (not a sleep).
-        etcdserverpb::RangeRequest probe;
-        probe.set_key("probe");
-        etcdserverpb::RangeResponse answer;
-        auto context = Context(std::chrono::duration_cast<std::chrono::seconds>(kStartTimeout));
-        context->set_wait_for_ready(true);
-        const grpc::Status ready = kv_->Range(context.get(), probe, &answer);
-        ASSERT_TRUE(ready.ok()) << ready.error_message() << "\n" << etcd_->Describe();
-    }
-
-    void TearDown() override {
-        if (etcd_ != nullptr)
-            etcd_->Kill();
     }
 
     // The value of `key`, or nullopt when it does not exist.
@@ -110,7 +84,7 @@ class EtcdApiTest : public ::testing::Test {
         return granted.id();
     }
 
-    std::unique_ptr<Process> etcd_;
+    std::unique_ptr<EtcdCluster> etcd_;
     std::shared_ptr<grpc::Channel> channel_;
     std::unique_ptr<KV::Stub> kv_;
 };

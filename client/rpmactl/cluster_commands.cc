@@ -1,0 +1,516 @@
+#include "client/rpmactl/cluster_commands.h"
+
+#include <unistd.h>
+
+#include <ctime>
+#include <future>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+
+#include "client/rpmactl/command.h"
+#include "client/rpmactl/daemons.h"
+#include "client/rpmactl/exit_code.h"
+#include "client/rpmactl/output.h"
+#include "client/rpmactl/sizes.h"
+#include "cluster/etcd.h"
+#include "cluster/placement.h"
+#include "cluster/records.h"
+#include "proto/rpmad/v1/rpmad.grpc.pb.h"
+
+namespace rpmactl {
+namespace {
+
+namespace v1 = ::rpmad::v1;
+using rpma::client::ControlPlane;
+using rpma::client::Status;
+using rpma::client::StatusCode;
+using rpma::cluster::Etcd;
+using rpma::cluster::Keys;
+using rpma::cluster::NodeRecord;
+using rpma::cluster::RegionRecord;
+using rpma::cluster::Versioned;
+
+Status FromEtcd(const grpc::Status &status) {
+    return rpma::client::FromGrpc(status, "etcd");
+}
+
+// Prints the error and returns its exit code.
+int Fail(const Status &status) {
+    PrintError(status);
+    return ExitCodeFor(status);
+}
+
+int64_t NowUnix() {
+    return static_cast<int64_t>(std::time(nullptr));
+}
+
+std::string Who() {
+    char host[256] = "?";
+    gethostname(host, sizeof(host) - 1);
+    return std::string("rpmactl on ") + host + " pid " + std::to_string(getpid());
+}
+
+std::string RandomHex(size_t digits) {
+    std::random_device random;
+    static const char kHex[] = "0123456789abcdef";
+    std::string id;
+    for (size_t i = 0; i < digits; ++i)
+        id += kHex[random() % 16];
+    return id;
+}
+
+std::string StateName(RegionRecord::State state) {
+    switch (state) {
+        case RegionRecord::STATE_CREATING:
+            return "creating";
+        case RegionRecord::STATE_READY:
+            return "ready";
+        case RegionRecord::STATE_DELETING:
+            return "deleting";
+        default:
+            return "unknown";
+    }
+}
+
+std::string MemberStateName(v1::ReplicaSetMember::State state) {
+    switch (state) {
+        case v1::ReplicaSetMember::STATE_IN_SYNC:
+            return "in sync";
+        case v1::ReplicaSetMember::STATE_STALE:
+            return "stale";
+        case v1::ReplicaSetMember::STATE_REPAIRING:
+            return "repairing";
+        default:
+            return "unknown";
+    }
+}
+
+// The cluster of --etcd, with its records' keys.
+struct Cluster {
+    std::unique_ptr<Etcd> etcd;
+    Keys keys;
+};
+
+rpma::client::Result<Cluster> OpenCluster(const Settings &settings) {
+    const ClusterSettings &c = settings.cluster;
+    if (!c.enabled())
+        return Status(StatusCode::kInvalidArgument,
+                      "this command needs the cluster: give --etcd HOST:PORT[,HOST:PORT...] or "
+                      "set RPMACTL_ETCD");
+    rpma::cluster::EtcdOptions options;
+    if (auto s = rpma::cluster::ParseEndpoints(c.endpoints, &options); !s.ok())
+        return Status(StatusCode::kInvalidArgument, "--etcd: " + s.error_message());
+    if (auto s = rpma::cluster::CheckPrefix(c.prefix); !s.ok())
+        return Status(StatusCode::kInvalidArgument, "--cluster-prefix: " + s.error_message());
+    options.ca_file = c.ca_file;
+    options.cert_file = c.cert_file;
+    options.key_file = c.key_file;
+    options.timeout = settings.connect.timeout;
+    Cluster cluster{nullptr, Keys(c.prefix)};
+    if (auto s = Etcd::Connect(options, &cluster.etcd); !s.ok())
+        return Status(StatusCode::kInvalidArgument, s.error_message());
+    return cluster;
+}
+
+// Live nodes by id.
+rpma::client::Result<std::map<std::string, NodeRecord>> LiveNodes(Cluster &cluster) {
+    std::vector<NodeRecord> nodes;
+    if (auto s = rpma::cluster::ListNodes(*cluster.etcd, cluster.keys, &nodes); !s.ok())
+        return FromEtcd(s);
+    std::map<std::string, NodeRecord> by_id;
+    for (NodeRecord &node : nodes)
+        by_id[node.node_id()] = std::move(node);
+    return by_id;
+}
+
+// One call on the control plane of each of `addresses` at once; the
+// statuses in their order.
+std::vector<Status> OnEach(
+    const Settings &settings, const std::vector<std::string> &addresses,
+    const std::function<grpc::Status(ControlPlane &, grpc::ClientContext *)> &call) {
+    std::vector<std::future<Status>> pending;
+    for (const std::string &address : addresses)
+        pending.push_back(std::async(std::launch::async, [&, address]() -> Status {
+            auto control = ControlPlane::Connect(address, settings.connect);
+            if (!control.ok())
+                return control.status();
+            return rpma::client::FromGrpc(call(**control, (*control)->Context().get()), address);
+        }));
+    std::vector<Status> statuses;
+    for (auto &p : pending)
+        statuses.push_back(p.get());
+    return statuses;
+}
+
+// Removes the replicas of `record` on the nodes in `nodes` (live ones by
+// id); the members it could not remove are kept in *left.
+std::vector<Status> DeleteReplicas(const Settings &settings, const RegionRecord &record,
+                                   const std::map<std::string, NodeRecord> &nodes, bool force,
+                                   std::vector<int> *left) {
+    std::vector<std::string> addresses;
+    std::vector<int> members;
+    std::vector<Status> statuses(record.replica_set().members_size());
+    for (int i = 0; i < record.replica_set().members_size(); ++i) {
+        const auto &m = record.replica_set().members(i);
+        auto node = nodes.find(m.daemon_id());
+        if (node == nodes.end()) {
+            statuses[i] = Status(StatusCode::kUnavailable,
+                                 "node " + m.daemon_id() + " is not live (its lease expired)");
+            continue;
+        }
+        addresses.push_back(node->second.control_address());
+        members.push_back(i);
+    }
+    v1::DeleteRegionRequest request;
+    request.set_name(record.name());
+    request.set_force(force);
+    const auto done = OnEach(settings, addresses, [&](ControlPlane &d, grpc::ClientContext *c) {
+        v1::DeleteRegionResponse response;
+        return d.regions().DeleteRegion(c, request, &response);
+    });
+    for (size_t k = 0; k < members.size(); ++k)
+        statuses[members[k]] = done[k].code() == StatusCode::kNotFound ? Status() : done[k];
+    left->clear();
+    for (size_t i = 0; i < statuses.size(); ++i)
+        if (!statuses[i].ok())
+            left->push_back(static_cast<int>(i));
+    return statuses;
+}
+
+std::string Describe(const std::vector<Status> &statuses, const RegionRecord &record) {
+    std::string all;
+    for (size_t i = 0; i < statuses.size(); ++i)
+        if (!statuses[i].ok())
+            all += (all.empty() ? "" : "; ") + std::string("node ") +
+                   record.replica_set().members(i).daemon_id() + ": " + statuses[i].message();
+    return all;
+}
+
+// A region record whose members are `left` of `record`'s, in `state`.
+RegionRecord Keeping(const RegionRecord &record, const std::vector<int> &left,
+                     RegionRecord::State state, const std::string &reason) {
+    RegionRecord kept = record;
+    kept.set_state(state);
+    kept.mutable_replica_set()->clear_members();
+    for (int i : left)
+        *kept.mutable_replica_set()->add_members() = record.replica_set().members(i);
+    kept.set_changed_by(Who());
+    kept.set_reason(reason);
+    return kept;
+}
+
+}  // namespace
+
+int ClusterRegionCreate(const Settings &settings, const std::string &name, uint64_t size,
+                        size_t replicas) {
+    auto cluster = OpenCluster(settings);
+    if (!cluster.ok())
+        return Fail(cluster.status());
+    if (replicas == 0)
+        return Fail(Status(StatusCode::kInvalidArgument, "--replicas: at least 1"));
+    std::optional<Versioned<RegionRecord>> existing;
+    if (auto s = rpma::cluster::GetRegion(*cluster->etcd, cluster->keys, name, &existing); !s.ok())
+        return Fail(FromEtcd(s));
+    if (existing) {
+        const RegionRecord &r = existing->record;
+        if (r.state() == RegionRecord::STATE_READY)
+            return Fail(Status(StatusCode::kAlreadyExists,
+                               "region " + name + " exists already in the cluster (" +
+                                   FormatSize(r.size_bytes()) + ", " +
+                                   std::to_string(r.replica_set().members_size()) +
+                                   " replicas): rpmactl region info " + name));
+        return Fail(Status(StatusCode::kFailedPrecondition,
+                           "region " + name + " is " + StateName(r.state()) + " (by " +
+                               r.changed_by() +
+                               "): a create or delete of it died half-way; "
+                               "finish it with `rpmactl region delete " +
+                               name + "`"));
+    }
+    auto nodes = LiveNodes(*cluster);
+    if (!nodes.ok())
+        return Fail(nodes.status());
+    std::vector<NodeRecord> live;
+    for (const auto &[id, node] : *nodes)
+        live.push_back(node);
+    rpma::cluster::PlacementRequest placement;
+    placement.replicas = replicas;
+    placement.size_bytes = size;
+    std::vector<NodeRecord> chosen;
+    if (auto s = rpma::cluster::Place(live, placement, &chosen); !s.ok())
+        return Fail(Status(StatusCode::kResourceExhausted,
+                           "placing region " + name + ": " + s.error_message()));
+
+    // 1. The intent, in one transaction that only a region not yet there
+    // passes: the name is taken and every node a replica may be created on
+    // is listed, so that a create that dies from here on leaves a record
+    // saying where to clean up, never an orphan file.
+    RegionRecord record;
+    record.set_name(name);
+    record.set_size_bytes(size);
+    record.set_state(RegionRecord::STATE_CREATING);
+    record.set_created_unix_seconds(NowUnix());
+    record.set_changed_by(Who());
+    record.set_reason("create");
+    v1::ReplicaSetRecord *set = record.mutable_replica_set();
+    set->set_set_id(RandomHex(32));
+    set->set_generation(1);
+    set->set_writer(Who());
+    set->set_updated_unix_seconds(NowUnix());
+    set->set_reason("created");
+    std::vector<std::string> addresses;
+    for (const NodeRecord &node : chosen) {
+        auto *m = set->add_members();
+        m->set_daemon_id(node.node_id());
+        m->set_address(node.control_address());
+        m->set_state(v1::ReplicaSetMember::STATE_IN_SYNC);
+        addresses.push_back(node.control_address());
+    }
+    int64_t revision = 0;
+    if (auto s = rpma::cluster::PutRegion(*cluster->etcd, cluster->keys, record, 0, &revision);
+        !s.ok())
+        return Fail(FromEtcd(s));
+
+    // 2. The replicas, each with the set's first record (so that the
+    // daemons fence writers by it as they do for static sets).
+    const auto created = OnEach(settings, addresses, [&](ControlPlane &d, grpc::ClientContext *c) {
+        v1::CreateRegionRequest create;
+        create.set_name(name);
+        create.set_size(size);
+        v1::Region region;
+        if (grpc::Status s = d.regions().CreateRegion(c, create, &region); !s.ok())
+            return s;
+        v1::SetReplicaSetRequest request;
+        request.set_region(name);
+        request.set_expected_generation(0);
+        *request.mutable_record() = *set;
+        v1::SetReplicaSetResponse response;
+        auto again = d.Context();
+        if (grpc::Status s = d.regions().SetReplicaSet(again.get(), request, &response); !s.ok())
+            return s;
+        if (!response.applied())
+            return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                "the daemon holds another replica-set record for " + name);
+        return grpc::Status::OK;
+    });
+    const std::string failed = Describe(created, record);
+    if (failed.empty()) {
+        // 3. Ready: the same record, compared against the intent.
+        record.set_state(RegionRecord::STATE_READY);
+        if (auto s = rpma::cluster::PutRegion(*cluster->etcd, cluster->keys, record, revision);
+            !s.ok())
+            return Fail(FromEtcd(s));
+        if (settings.json) {
+            PrintJson(Json{{"region", ToJson(record)}});
+        } else {
+            printf("created region %s (%s) on %zu node(s):", name.c_str(), FormatSize(size).c_str(),
+                   chosen.size());
+            for (const NodeRecord &node : chosen)
+                printf(" %s (zone '%s', %s)", node.node_id().c_str(), node.zone().c_str(),
+                       node.control_address().c_str());
+            printf("\n");
+        }
+        return kExitOk;
+    }
+    // Undo: every replica made, then the record.
+    std::vector<int> left;
+    const auto undone = DeleteReplicas(settings, record, *nodes, /*force=*/true, &left);
+    Status why(created[0].ok() ? StatusCode::kUnavailable : created[0].code(),
+               "creating region " + name + " failed (" + failed + ")");
+    for (size_t i = 0; i < created.size(); ++i)
+        if (!created[i].ok()) {
+            why = Status(created[i].code(), why.message());
+            break;
+        }
+    if (left.empty()) {
+        bool applied = false;
+        if (auto s =
+                cluster->etcd->CompareAndDelete(cluster->keys.Region(name), revision, &applied);
+            s.ok() && applied)
+            return Fail(Status(why.code(), why.message() + ": nothing was left behind"));
+    }
+    return Fail(Status(why.code(), why.message() + "; undoing it left " + Describe(undone, record) +
+                                       ": the region stays 'creating' until `rpmactl region "
+                                       "delete " +
+                                       name + "` removes the rest"));
+}
+
+int ClusterRegionDelete(const Settings &settings, const std::string &name, bool force) {
+    auto cluster = OpenCluster(settings);
+    if (!cluster.ok())
+        return Fail(cluster.status());
+    std::optional<Versioned<RegionRecord>> read;
+    if (auto s = rpma::cluster::GetRegion(*cluster->etcd, cluster->keys, name, &read); !s.ok())
+        return Fail(FromEtcd(s));
+    if (!read)
+        return Fail(Status(StatusCode::kNotFound, "region " + name +
+                                                      " is not in the cluster: rpmactl region "
+                                                      "list shows the regions"));
+    // Deleting first, so that no writer opens it meanwhile.
+    RegionRecord deleting = Keeping(read->record, {}, RegionRecord::STATE_DELETING, "delete");
+    *deleting.mutable_replica_set() = read->record.replica_set();
+    int64_t revision = 0;
+    if (auto s = rpma::cluster::PutRegion(*cluster->etcd, cluster->keys, deleting, read->revision,
+                                          &revision);
+        !s.ok())
+        return Fail(FromEtcd(s));
+    auto nodes = LiveNodes(*cluster);
+    if (!nodes.ok())
+        return Fail(nodes.status());
+    std::vector<int> left;
+    const auto statuses = DeleteReplicas(settings, deleting, *nodes, force, &left);
+    if (left.empty()) {
+        bool applied = false;
+        if (auto s =
+                cluster->etcd->CompareAndDelete(cluster->keys.Region(name), revision, &applied);
+            !s.ok())
+            return Fail(FromEtcd(s));
+        if (!applied)
+            return Fail(Status(
+                StatusCode::kFailedPrecondition,
+                "region " + name + " changed in etcd while it was deleted: run the delete again"));
+        if (settings.json)
+            PrintJson(Json{{"deleted", name}});
+        else
+            printf("deleted region %s from %d node(s)\n", name.c_str(),
+                   read->record.replica_set().members_size());
+        return kExitOk;
+    }
+    // What is left stays listed, so that a later delete finishes it.
+    const RegionRecord rest =
+        Keeping(deleting, left, RegionRecord::STATE_DELETING, "delete: replicas left");
+    (void)rpma::cluster::PutRegion(*cluster->etcd, cluster->keys, rest, revision);
+    ExitCode code = kExitOk;
+    for (const Status &s : statuses)
+        code = Worse(code, ExitCodeFor(s));
+    PrintError(Status(StatusCode::kUnavailable,
+                      "region " + name + ": " + Describe(statuses, deleting) +
+                          "; it stays 'deleting' with those replicas until `rpmactl region "
+                          "delete " +
+                          name + "` reaches them" +
+                          (force ? "" : " (--force closes open sessions)")));
+    return code;
+}
+
+int ClusterRegionList(const Settings &settings) {
+    auto cluster = OpenCluster(settings);
+    if (!cluster.ok())
+        return Fail(cluster.status());
+    std::vector<Versioned<RegionRecord>> regions;
+    if (auto s = rpma::cluster::ListRegions(*cluster->etcd, cluster->keys, &regions); !s.ok())
+        return Fail(FromEtcd(s));
+    if (settings.json) {
+        Json array = Json::array();
+        for (const auto &r : regions)
+            array.push_back(ToJson(r.record));
+        PrintJson(array);
+        return kExitOk;
+    }
+    Table table({"name", "size", "state", "in sync", "generation", "writer epoch", "nodes"});
+    for (const auto &[r, revision] : regions) {
+        int in_sync = 0;
+        std::string nodes;
+        for (const auto &m : r.replica_set().members()) {
+            in_sync += m.state() == v1::ReplicaSetMember::STATE_IN_SYNC;
+            nodes += (nodes.empty() ? "" : ",") + m.daemon_id().substr(0, 8);
+        }
+        table.AddRow(
+            {r.name(), FormatSize(r.size_bytes()), StateName(r.state()),
+             std::to_string(in_sync) + "/" + std::to_string(r.replica_set().members_size()),
+             std::to_string(r.replica_set().generation()), std::to_string(r.writer_epoch()),
+             nodes});
+    }
+    table.Print();
+    return kExitOk;
+}
+
+int ClusterRegionInfo(const Settings &settings, const std::string &name) {
+    auto cluster = OpenCluster(settings);
+    if (!cluster.ok())
+        return Fail(cluster.status());
+    std::optional<Versioned<RegionRecord>> read;
+    if (auto s = rpma::cluster::GetRegion(*cluster->etcd, cluster->keys, name, &read); !s.ok())
+        return Fail(FromEtcd(s));
+    if (!read)
+        return Fail(Status(StatusCode::kNotFound, "region " + name + " is not in the cluster"));
+    auto nodes = LiveNodes(*cluster);
+    if (!nodes.ok())
+        return Fail(nodes.status());
+    const RegionRecord &r = read->record;
+    if (settings.json) {
+        PrintJson(Json{{"region", ToJson(r)}, {"revision", read->revision}});
+        return kExitOk;
+    }
+    printf("region %s: %s, %s, replica set generation %llu, writer epoch %llu\n", name.c_str(),
+           FormatSize(r.size_bytes()).c_str(), StateName(r.state()).c_str(),
+           static_cast<unsigned long long>(r.replica_set().generation()),
+           static_cast<unsigned long long>(r.writer_epoch()));
+    printf("created %s; last change by %s (%s)\n", FormatUnixTime(r.created_unix_seconds()).c_str(),
+           r.changed_by().c_str(), r.reason().c_str());
+    Table table({"replica", "node", "zone", "control", "node state", "state"});
+    for (int i = 0; i < r.replica_set().members_size(); ++i) {
+        const auto &m = r.replica_set().members(i);
+        auto node = nodes->find(m.daemon_id());
+        const bool live = node != nodes->end();
+        table.AddRow({std::to_string(i), m.daemon_id(), live ? node->second.zone() : "-",
+                      live ? node->second.control_address() : m.address(),
+                      live ? (node->second.draining() ? "draining" : "live") : "dead",
+                      MemberStateName(m.state())});
+    }
+    table.Print();
+    return kExitOk;
+}
+
+int ClusterNodeList(const Settings &settings) {
+    auto cluster = OpenCluster(settings);
+    if (!cluster.ok())
+        return Fail(cluster.status());
+    auto nodes = LiveNodes(*cluster);
+    if (!nodes.ok())
+        return Fail(nodes.status());
+    std::vector<Versioned<RegionRecord>> regions;
+    if (auto s = rpma::cluster::ListRegions(*cluster->etcd, cluster->keys, &regions); !s.ok())
+        return Fail(FromEtcd(s));
+    // Replicas per node; a node that holds replicas but no live record is dead.
+    std::map<std::string, int> held;
+    std::map<std::string, std::string> last_address;
+    for (const auto &r : regions)
+        for (const auto &m : r.record.replica_set().members()) {
+            ++held[m.daemon_id()];
+            last_address[m.daemon_id()] = m.address();
+        }
+    if (settings.json) {
+        Json array = Json::array();
+        for (const auto &[id, node] : *nodes)
+            array.push_back(Json{{"node", ToJson(node)}, {"state", "live"}, {"regions", held[id]}});
+        for (const auto &[id, count] : held)
+            if (!nodes->count(id))
+                array.push_back(
+                    Json{{"node", Json{{"node_id", id}}}, {"state", "dead"}, {"regions", count}});
+        PrintJson(array);
+        return kExitOk;
+    }
+    Table table(
+        {"node", "state", "zone", "control", "data", "provider", "capacity", "free", "regions"});
+    for (const auto &[id, node] : *nodes)
+        table.AddRow({id, node.draining() ? "draining" : "live", node.zone(),
+                      node.control_address(), node.data_address(), node.provider(),
+                      FormatSize(node.capacity_bytes()), FormatSize(node.free_bytes()),
+                      std::to_string(held[id])});
+    for (const auto &[id, count] : held)
+        if (!nodes->count(id))
+            table.AddRow(
+                {id, "dead", "-", last_address[id], "-", "-", "-", "-", std::to_string(count)});
+    table.Print();
+    return kExitOk;
+}
+
+void AddClusterCommands(CLI::App &app, Run *run) {
+    CLI::App *node = app.add_subcommand("node", "the cluster's nodes (needs --etcd)");
+    node->require_subcommand(1);
+    node->add_subcommand("list", "list the nodes: live or dead, zone, capacity, regions held")
+        ->callback([run] { *run = ClusterNodeList; });
+}
+
+}  // namespace rpmactl

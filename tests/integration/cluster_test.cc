@@ -1,0 +1,308 @@
+// Cluster mode against real processes on loopback: three etcd members
+// (Debian's etcd-server) and five rpmads in three zones, registered as
+// nodes; rpmactl --etcd placing, listing and deleting regions.
+//  - every rpmad registers with its zone, capacity and addresses; a
+//    SIGKILLed one drops out when its lease expires, a stopped one at once;
+//  - losing every etcd member stops no session: rpmad says so in GetStats
+//    and registers again once etcd is back;
+//  - region create puts the replicas in distinct zones, records the region
+//    in one record (ready, generation 1, every replica in sync) and gives
+//    each replica's daemon the same replica-set record; delete removes it
+//    everywhere;
+//  - a create that fails on one node leaves no record and no file.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cluster/etcd.h"
+#include "cluster/records.h"
+#include "tests/integration/etcd_cluster.h"
+#include "tests/integration/process.h"
+#include "tests/integration/rpmad_harness.h"
+
+namespace rpma::testing {
+namespace {
+
+using rpma::cluster::NodeRecord;
+using rpma::cluster::RegionRecord;
+
+constexpr auto kRunTimeout = std::chrono::seconds(60);
+// Lease of 3 s: a dead node is noticed within about that.
+constexpr int kLeaseSeconds = 3;
+const char *const kZones[] = {"a", "a", "b", "c", "c"};
+
+// Polls `done` every 50 ms for up to `timeout`: for what etcd decides by
+// time (a lease expiring), which no event announces to a bystander.
+bool Eventually(const std::function<bool()> &done,
+                std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (done())
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return done();
+}
+
+class ClusterTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        std::string error;
+        etcd_ = EtcdCluster::Start(3, &error);
+        ASSERT_NE(etcd_, nullptr) << error;
+        rpma::cluster::EtcdOptions options;
+        ASSERT_TRUE(rpma::cluster::ParseEndpoints(etcd_->Endpoints(), &options).ok());
+        options.timeout = std::chrono::milliseconds(2000);
+        ASSERT_TRUE(rpma::cluster::Etcd::Connect(options, &client_).ok());
+        home_ = TempPath("home");
+        std::filesystem::create_directories(home_);
+        for (size_t i = 0; i < std::size(kZones); ++i)
+            daemons_.push_back(StartNode(i));
+        for (const auto &d : daemons_)
+            ASSERT_NE(d, nullptr);
+        ASSERT_TRUE(Eventually([&] { return LiveNodes().size() == std::size(kZones); }))
+            << LiveNodes().size() << " nodes registered";
+    }
+
+    std::unique_ptr<Rpmad> StartNode(size_t i, const std::string &extra = "") {
+        if (pools_.size() <= i)
+            pools_.resize(i + 1);
+        if (pools_[i].empty())
+            pools_[i] = TempPath("pool-" + std::to_string(i));
+        RpmadOptions options;
+        options.pool_dir = pools_[i];
+        options.config_yaml =
+            "cluster:\n"
+            "  etcd:\n"
+            "    endpoints: \"" +
+            etcd_->Endpoints() +
+            "\"\n"
+            "  zone: " +
+            kZones[i] +
+            "\n"
+            "  lease_ttl_seconds: " +
+            std::to_string(kLeaseSeconds) + "\n" + extra;
+        std::string error;
+        auto rpmad = Rpmad::Start(options, &error);
+        EXPECT_NE(rpmad, nullptr) << error;
+        return rpmad;
+    }
+
+    std::map<std::string, NodeRecord> LiveNodes() {
+        std::vector<NodeRecord> nodes;
+        std::map<std::string, NodeRecord> by_id;
+        if (!rpma::cluster::ListNodes(*client_, keys_, &nodes).ok())
+            return by_id;
+        for (auto &n : nodes)
+            by_id[n.node_id()] = n;
+        return by_id;
+    }
+
+    std::string NodeId(const Rpmad &rpmad) {
+        v1::Stats stats;
+        EXPECT_TRUE(
+            rpmad.Daemon()->GetStats(Rpmad::Context().get(), v1::GetStatsRequest(), &stats).ok());
+        return stats.daemon_id();
+    }
+
+    struct Outcome {
+        int code = -1;
+        std::string out, err, describe;
+    };
+
+    Outcome Rpmactl(const std::vector<std::string> &args) {
+        std::vector<std::string> argv = {Runfile("client/rpmactl/rpmactl"), "--etcd",
+                                         etcd_->Endpoints()};
+        argv.insert(argv.end(), args.begin(), args.end());
+        std::string error;
+        auto process = Process::Start(
+            argv, {"HOME=" + home_, "XDG_CONFIG_HOME=", "RPMACTL_SERVER=", "RPMACTL_ETCD="},
+            &error);
+        if (process == nullptr) {
+            ADD_FAILURE() << error;
+            return {};
+        }
+        auto status = process->Wait(kRunTimeout);
+        if (!status) {
+            ADD_FAILURE() << "rpmactl did not finish: " << process->Describe();
+            status = process->Kill();
+        }
+        return {status->exited ? status->code : -1, process->Stdout(), process->Stderr(),
+                process->Describe()};
+    }
+
+    std::optional<RegionRecord> Region(const std::string &name) {
+        std::optional<rpma::cluster::Versioned<RegionRecord>> read;
+        EXPECT_TRUE(rpma::cluster::GetRegion(*client_, keys_, name, &read).ok());
+        if (!read)
+            return std::nullopt;
+        return read->record;
+    }
+
+    bool Holds(const Rpmad &rpmad, const std::string &region) {
+        v1::GetRegionRequest request;
+        request.set_name(region);
+        v1::Region answer;
+        return rpmad.Regions()->GetRegion(Rpmad::Context().get(), request, &answer).ok();
+    }
+
+    std::unique_ptr<EtcdCluster> etcd_;
+    std::unique_ptr<rpma::cluster::Etcd> client_;
+    rpma::cluster::Keys keys_;
+    std::string home_;
+    std::vector<std::string> pools_;
+    std::vector<std::unique_ptr<Rpmad>> daemons_;
+};
+
+TEST_F(ClusterTest, NodesRegisterWithTheirZonesAndDropOutWithTheirLease) {
+    auto nodes = LiveNodes();
+    for (size_t i = 0; i < daemons_.size(); ++i) {
+        const std::string id = NodeId(*daemons_[i]);
+        ASSERT_TRUE(nodes.count(id)) << "daemon " << i << " (" << id << ") not registered";
+        const NodeRecord &n = nodes[id];
+        EXPECT_EQ(n.zone(), kZones[i]);
+        EXPECT_EQ(n.control_address(), daemons_[i]->control());
+        EXPECT_EQ(n.data_address(), "127.0.0.1:" + std::to_string(daemons_[i]->data_port()));
+        EXPECT_EQ(n.provider(), "tcp");
+        EXPECT_GT(n.capacity_bytes(), 0u);
+        EXPECT_GT(n.free_bytes(), 0u);
+        EXPECT_LE(n.free_bytes(), n.capacity_bytes());
+    }
+    const Outcome list = Rpmactl({"node", "list"});
+    EXPECT_EQ(list.code, 0) << list.describe;
+    for (const auto &[id, node] : nodes)
+        EXPECT_NE(list.out.find(id), std::string::npos) << list.out;
+
+    // SIGKILL: gone once its lease expires, not before it was ever renewed.
+    const std::string killed = NodeId(*daemons_[4]);
+    daemons_[4]->process().Kill();
+    EXPECT_TRUE(Eventually([&] { return !LiveNodes().count(killed); }))
+        << "a killed node stayed registered";
+    // A stop on purpose leaves at once (the lease is revoked).
+    const std::string stopped = NodeId(*daemons_[3]);
+    kill(daemons_[3]->process().pid(), SIGTERM);
+    ASSERT_TRUE(daemons_[3]->process().Wait(kRunTimeout).has_value());
+    EXPECT_FALSE(LiveNodes().count(stopped));
+}
+
+TEST_F(ClusterTest, LosingEtcdStopsNoSessionAndTheNodeRegistersAgain) {
+    ASSERT_TRUE(daemons_[0]->CreateRegion("local", 1 << 20).ok());
+    for (size_t i = 0; i < etcd_->size(); ++i)
+        etcd_->Kill(i);
+    // The node says what is wrong ...
+    EXPECT_TRUE(Eventually([&] {
+        v1::Stats stats;
+        return daemons_[0]
+                   ->Daemon()
+                   ->GetStats(Rpmad::Context().get(), v1::GetStatsRequest(), &stats)
+                   .ok() &&
+               !stats.cluster().registered() && !stats.cluster().problem().empty();
+    })) << "rpmad did not notice that etcd is gone";
+    // ... and goes on serving: a session opens on its region.
+    v1::OpenSessionResponse session;
+    const grpc::Status opened = daemons_[0]->OpenSession("local", &session);
+    EXPECT_TRUE(opened.ok()) << opened.error_message();
+
+    std::string error;
+    for (size_t i = 0; i < etcd_->size(); ++i)
+        ASSERT_TRUE(etcd_->Restart(i, &error, /*await=*/false)) << error;
+    const std::string id = NodeId(*daemons_[0]);
+    EXPECT_TRUE(Eventually(
+        [&] {
+            v1::Stats stats;
+            return daemons_[0]
+                       ->Daemon()
+                       ->GetStats(Rpmad::Context().get(), v1::GetStatsRequest(), &stats)
+                       .ok() &&
+                   stats.cluster().registered() && LiveNodes().count(id);
+        },
+        std::chrono::seconds(60)))
+        << "rpmad did not register again once etcd came back";
+}
+
+TEST_F(ClusterTest, RegionCreatePlacesDistinctZonesAndDeleteRemovesItEverywhere) {
+    const Outcome created = Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"});
+    ASSERT_EQ(created.code, 0) << created.describe;
+    auto record = Region("log");
+    ASSERT_TRUE(record.has_value());
+    EXPECT_EQ(record->state(), RegionRecord::STATE_READY);
+    EXPECT_EQ(record->size_bytes(), 1u << 20);
+    EXPECT_EQ(record->replica_set().generation(), 1u);
+    ASSERT_EQ(record->replica_set().members_size(), 3);
+    auto nodes = LiveNodes();
+    std::set<std::string> zones, placed;
+    for (const auto &m : record->replica_set().members()) {
+        EXPECT_EQ(m.state(), v1::ReplicaSetMember::STATE_IN_SYNC);
+        ASSERT_TRUE(nodes.count(m.daemon_id()));
+        zones.insert(nodes[m.daemon_id()].zone());
+        placed.insert(m.daemon_id());
+    }
+    EXPECT_EQ(zones, (std::set<std::string>{"a", "b", "c"}));
+    // The replicas are where the record says, with its replica-set record.
+    for (const auto &d : daemons_) {
+        const bool member = placed.count(NodeId(*d)) > 0;
+        EXPECT_EQ(Holds(*d, "log"), member) << d->control();
+        if (!member)
+            continue;
+        v1::GetReplicaSetRequest request;
+        request.set_region("log");
+        v1::ReplicaSetView view;
+        ASSERT_TRUE(d->Regions()->GetReplicaSet(Rpmad::Context().get(), request, &view).ok());
+        EXPECT_EQ(view.record().set_id(), record->replica_set().set_id());
+        EXPECT_EQ(view.record().generation(), 1u);
+    }
+    const Outcome again = Rpmactl({"region", "create", "log", "1MiB"});
+    EXPECT_EQ(again.code, 1) << again.describe;
+    EXPECT_NE(again.err.find("exists already"), std::string::npos) << again.err;
+
+    const Outcome list = Rpmactl({"region", "list"});
+    EXPECT_EQ(list.code, 0) << list.describe;
+    EXPECT_NE(list.out.find("log"), std::string::npos) << list.out;
+    EXPECT_NE(list.out.find("3/3"), std::string::npos) << list.out;
+    const Outcome info = Rpmactl({"region", "info", "log"});
+    EXPECT_EQ(info.code, 0) << info.describe;
+    for (const std::string &id : placed)
+        EXPECT_NE(info.out.find(id), std::string::npos) << info.out;
+
+    const Outcome deleted = Rpmactl({"region", "delete", "log"});
+    ASSERT_EQ(deleted.code, 0) << deleted.describe;
+    EXPECT_FALSE(Region("log").has_value());
+    for (const auto &d : daemons_)
+        EXPECT_FALSE(Holds(*d, "log")) << d->control();
+}
+
+TEST_F(ClusterTest, ACreateThatFailsOnOneNodeLeavesNoRecordAndNoFile) {
+    // Node 2 (zone b, the only one there) refuses regions over 64 KiB, so a
+    // region with a replica in every zone fails there after the others
+    // created theirs.
+    daemons_[2].reset();
+    daemons_[2] = StartNode(2, "limits:\n  max_region_size: 64KiB\n");
+    ASSERT_NE(daemons_[2], nullptr);
+    const std::string limited = NodeId(*daemons_[2]);
+    ASSERT_TRUE(Eventually([&] { return LiveNodes().count(limited) > 0; }));
+
+    const Outcome created = Rpmactl({"region", "create", "big", "1MiB", "--replicas", "3"});
+    EXPECT_EQ(created.code, 1) << created.describe;
+    EXPECT_NE(created.err.find("nothing was left behind"), std::string::npos) << created.err;
+    EXPECT_FALSE(Region("big").has_value());
+    for (const auto &d : daemons_)
+        EXPECT_FALSE(Holds(*d, "big")) << d->control();
+    // Placement that cannot be met says why, and changes nothing.
+    const Outcome too_many = Rpmactl({"region", "create", "wide", "1MiB", "--replicas", "6"});
+    EXPECT_EQ(too_many.code, 1) << too_many.describe;
+    EXPECT_NE(too_many.err.find("5 of 5 live qualify"), std::string::npos) << too_many.err;
+    EXPECT_FALSE(Region("wide").has_value());
+}
+
+}  // namespace
+}  // namespace rpma::testing
