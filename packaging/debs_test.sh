@@ -101,7 +101,8 @@ has_paths "$lib" "/usr/lib/$multiarch/librpma.so.0"
 has_paths "$client" "/usr/lib/$multiarch/librpma_client.so.1"
 has_paths "$dev" /usr/include/rpma_client.h /usr/include/rpma/client/region.h \
     /usr/include/rpma/client/status.h /usr/include/rpma/client/replica_set.h \
-    /usr/include/rpma/client/connect_options.h "/usr/lib/$multiarch/librpma_client.so" \
+    /usr/include/rpma/client/connect_options.h /usr/include/rpma/client/cluster.h \
+    "/usr/lib/$multiarch/librpma_client.so" \
     "/usr/lib/$multiarch/pkgconfig/rpma-client.pc"
 has_paths "$dev" /usr/include/librpma.h /usr/include/rpma_ext.h /usr/include/rpma/rpma.hpp \
     "/usr/lib/$multiarch/librpma.so" "/usr/lib/$multiarch/pkgconfig/librpma.pc"

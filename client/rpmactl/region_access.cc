@@ -29,6 +29,8 @@ void PrintReplicaFailure(const Status &status, const rpma::client::ConnectOption
 rpma::client::Result<std::unique_ptr<rpma::client::Region>> OpenRegion(
     const Settings &settings, const std::string &name, rpma::client::OpenOptions options,
     std::vector<std::string> servers) {
+    // --etcd without servers: by name, etcd says where the replicas are.
+    const bool by_name = settings.cluster.enabled() && servers.empty();
     rpma::client::ReplicaSet set;
     set.addresses = servers.empty() ? settings.servers : std::move(servers);
     set.options = settings.connect;
@@ -40,13 +42,28 @@ rpma::client::Result<std::unique_ptr<rpma::client::Region>> OpenRegion(
             report->failures.push_back(status);
     };
     const size_t quorum = options.quorum == 0 ? set.addresses.size() : options.quorum;
-    auto region = rpma::client::Region::Open(set, name, options);
+    rpma::client::Result<std::unique_ptr<rpma::client::Region>> region =
+        Status(rpma::client::StatusCode::kInternal, "not opened");
+    if (by_name) {
+        rpma::client::Cluster cluster;
+        cluster.etcd_endpoints = settings.cluster.endpoints;
+        cluster.etcd_ca_file = settings.cluster.ca_file;
+        cluster.etcd_cert_file = settings.cluster.cert_file;
+        cluster.etcd_key_file = settings.cluster.key_file;
+        cluster.prefix = settings.cluster.prefix;
+        cluster.options = settings.connect;
+        region = rpma::client::Region::Open(cluster, name, options);
+    } else {
+        region = rpma::client::Region::Open(set, name, options);
+    }
     // Each server's error once, with what to do about it.
     for (const Status &failure : report->failures)
         PrintReplicaFailure(failure, settings.connect, region.ok() ? "replica failed: " : "");
     report->opened = true;
     if (region.ok() || report->failures.empty())
         return region.ok() ? std::move(region) : Advise(region.status(), settings.connect);
+    if (by_name)
+        return Advise(region.status(), settings.connect);
     const size_t opened = set.addresses.size() - report->failures.size();
     return Status(region.status().code(),
                   "could open region " + name + " on only " + std::to_string(opened) + " of " +

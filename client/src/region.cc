@@ -84,7 +84,9 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
     }
     quorum_ = options_.quorum == 0 ? set.addresses.size() : options_.quorum;
     read_only_ = options_.read_only;
-    attention_ = read_only_;  // its writes are refused
+    // A read-only Region's writes are refused; a cluster writer checks its
+    // lease before each operation.
+    attention_ = read_only_ || authority_ != nullptr;
     writer_id_ = WriterId();
     staging_memory_.resize(kSlots * kSlotSize + kPageSize);
     const auto misaligned = reinterpret_cast<uintptr_t>(staging_memory_.data()) % kPageSize;
@@ -189,6 +191,8 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
     input.writer_id = writer_id_;
     input.now_unix = NowUnix();
     input.new_set_id = NewSetId(name_, set.addresses);
+    if (authority_)
+        input.authority = &authority_->record();
     const ReplicaSetDecision decision = DecideReplicaSet(input);
     if (!decision.status.ok())
         return decision.status;
@@ -279,6 +283,18 @@ Status Region::Impl::Propose(const ::rpmad::v1::ReplicaSetRecord &record,
                              const std::vector<bool> &send, std::vector<bool> *accepted,
                              const std::string &what) {
     const size_t n = members_.size();
+    // Cluster mode: etcd first, the authority; then the daemons, which
+    // fence older writers by it. A change another writer or the controller
+    // overtook fences this Region.
+    if (authority_)
+        if (Status s = authority_->Commit(record); !s.ok()) {
+            if (s.code() == StatusCode::kFailedPrecondition) {
+                fenced_ = attention_ = true;
+                fenced_status_ = Status(s.code(), what + ": " + s.message());
+                return fenced_status_;
+            }
+            return Status(s.code(), what + ": " + s.message());
+        }
     accepted->resize(n, false);
     std::vector<::rpmad::v1::SetReplicaSetResponse> responses(n);
     std::vector<Status> errors(n);
@@ -363,7 +379,10 @@ Status Region::Impl::Propose(const ::rpmad::v1::ReplicaSetRecord &record,
         refused += "; replica " + std::to_string(i) + " holds generation " + std::to_string(from) +
                    " (behind" + (caught.ok() ? "" : ": " + caught.ToString()) + ")";
     }
-    Status verdict = RecordedVerdict(record, *accepted, options_.force, what);
+    // With etcd the authority, the members in sync must take the change
+    // (they fence by it), a majority need not.
+    Status verdict =
+        RecordedVerdict(record, *accepted, options_.force || authority_ != nullptr, what);
     if (!verdict.ok())
         return Status(verdict.code(), verdict.message() + refused);
     return verdict;
@@ -390,7 +409,7 @@ Status Region::Impl::Settle(const Op &op) {
                 }
             if (which.empty()) {
                 record_pending_ = false;
-                attention_ = fenced_ || read_only_;
+                attention_ = fenced_ || read_only_ || authority_ != nullptr;
                 return Status();
             }
             next.set_reason("replica " + which + " failed");
@@ -412,6 +431,9 @@ Status Region::Impl::Settle(const Op &op) {
 Status Region::Impl::Attend(const Op &op, bool writes) {
     if (fenced_)
         return fenced_status_;
+    if (authority_ && writes)
+        if (Status held = authority_->Held(); !held.ok())
+            return Status(held.code(), op.ToString() + ": " + held.message());
     if (writes && read_only_)
         return Status(StatusCode::kFailedPrecondition,
                       op.ToString() + ": the region " + name_ +
@@ -977,6 +999,35 @@ Result<std::unique_ptr<Region>> Region::Open(const ReplicaSet &replicas, const s
     std::unique_ptr<Impl> impl;
     for (int attempt = 1;; ++attempt) {
         impl = std::make_unique<Impl>(name, options);
+        Status s = impl->OpenAll(replicas);
+        if (s.ok())
+            break;
+        if (!impl->open_raced() || attempt == kAttempts)
+            return s;
+    }
+    const uint64_t size = impl->size();
+    return std::unique_ptr<Region>(new Region(std::move(impl), name, size));
+}
+
+Result<std::unique_ptr<Region>> Region::Open(const Cluster &cluster, const std::string &name,
+                                             const OpenOptions &options) {
+    if (options.create_size != 0)
+        return Status(StatusCode::kInvalidArgument,
+                      "create_size: a cluster's regions are created and placed by `rpmactl "
+                      "--etcd ... region create`, not by an open");
+    if (options.force)
+        return Status(StatusCode::kInvalidArgument,
+                      "force: in a cluster etcd's record decides which replicas are in sync; "
+                      "there is nothing to force");
+    constexpr int kAttempts = 4;
+    std::unique_ptr<Impl> impl;
+    for (int attempt = 1;; ++attempt) {
+        auto authority = ClusterAuthority::Open(cluster, name, !options.read_only, WriterId());
+        if (!authority.ok())
+            return authority.status();
+        const ReplicaSet replicas = (*authority)->replicas();
+        impl = std::make_unique<Impl>(name, options);
+        impl->SetAuthority(std::move(*authority));
         Status s = impl->OpenAll(replicas);
         if (s.ok())
             break;

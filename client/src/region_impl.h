@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster_authority.h"
 #include "plan.h"
 #include "replica.h"
 #include "replica_set_state.h"
@@ -168,6 +169,12 @@ class Region::Impl {
     }
 
     Status OpenAll(const ReplicaSet &set);
+    // Cluster mode: the region's record in etcd decides which replicas are
+    // in sync, and every change of it is committed there first.
+    void SetAuthority(std::unique_ptr<ClusterAuthority> authority) {
+        authority_ = std::move(authority);
+    }
+    const ClusterAuthority *authority() const { return authority_.get(); }
     std::vector<ReplicaInfo> Infos() const;
     Status Write(uint64_t offset, std::span<const std::byte> bytes, bool persist);
     Status Persist(uint64_t offset, uint64_t length);
@@ -333,6 +340,8 @@ class Region::Impl {
     std::string writer_id_;   // "host pid N"
     // The operations' one check: set while any of the below is.
     bool attention_ = false;
+    // Cluster mode (SetAuthority); null for a static set.
+    std::unique_ptr<ClusterAuthority> authority_;
     bool record_pending_ = false;  // a replica in sync in record_ was marked failed
     bool fenced_ = false;
     Status fenced_status_;

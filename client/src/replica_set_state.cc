@@ -131,7 +131,58 @@ Status RecordedVerdict(const v1::ReplicaSetRecord &record, const std::vector<boo
                       "members to change; see REPLICA_SETS.md)");
 }
 
+namespace {
+
+ReplicaSetDecision DecideByAuthority(const ReplicaSetInput &in) {
+    const size_t n = in.addresses.size();
+    const v1::ReplicaSetRecord &record = *in.authority;
+    ReplicaSetDecision d;
+    d.newest = record;
+    d.in_sync.assign(n, false);
+    d.stale_since.assign(n, 0);
+    d.why.assign(n, "");
+    if (static_cast<size_t>(record.members_size()) != n) {
+        d.status =
+            Status(StatusCode::kInternal, "region " + in.region + ": the cluster's record lists " +
+                                              std::to_string(record.members_size()) +
+                                              " members, the opener " + std::to_string(n));
+        return d;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const ReplicaSetAnswer &a = in.answers[i];
+        const Member &m = record.members(static_cast<int>(i));
+        d.stale_since[i] = m.stale_since();
+        if (m.state() != Member::STATE_IN_SYNC)
+            d.why[i] = std::string("the cluster's record (") + DescribeRecord(record) +
+                       ") has it " + StateName(m.state()) + " since generation " +
+                       std::to_string(m.stale_since());
+        else if (a.kind == Kind::kUnreached)
+            d.why[i] = "not reached: " + a.error.ToString();
+        else if (a.kind == Kind::kUnimplemented)
+            d.why[i] = "its daemon keeps no replica-set record (an older rpmad)";
+        else if (a.daemon_id != m.daemon_id())
+            d.why[i] =
+                "another daemon (" + a.daemon_id + ") answers where node " + m.daemon_id() + " was";
+        else
+            d.in_sync[i] = true;
+    }
+    if (in.writer) {
+        v1::ReplicaSetRecord next = Successor(record, in.writer_id, in.now_unix, "writer opened");
+        next.set_quorum(static_cast<uint32_t>(in.quorum));
+        for (size_t i = 0; i < n; ++i)
+            if (!d.in_sync[i] &&
+                record.members(static_cast<int>(i)).state() == Member::STATE_IN_SYNC)
+                SetMemberState(&next, i, Member::STATE_STALE);
+        d.change = std::move(next);
+    }
+    return d;
+}
+
+}  // namespace
+
 ReplicaSetDecision DecideReplicaSet(const ReplicaSetInput &in) {
+    if (in.authority != nullptr)
+        return DecideByAuthority(in);
     const size_t n = in.addresses.size();
     ReplicaSetDecision d;
     d.in_sync.assign(n, false);

@@ -54,6 +54,13 @@ struct ReplicaSetInput {
     std::string writer_id;  // "host pid N"
     int64_t now_unix = 0;
     std::string new_set_id;  // given to a region never recorded
+    // Cluster mode: the region's record as etcd holds it, which decides
+    // instead of the replicas' own (they need no majority): a member is in
+    // sync when the record says so for the daemon reached at its address.
+    // A writer always records a change (generation + 1, the members it did
+    // not reach STALE), which fences older writers' sessions on the
+    // daemons before its first write.
+    const ::rpmad::v1::ReplicaSetRecord *authority = nullptr;
 };
 
 struct ReplicaSetDecision {

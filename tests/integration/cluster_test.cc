@@ -9,7 +9,12 @@
 //    in one record (ready, generation 1, every replica in sync) and gives
 //    each replica's daemon the same replica-set record; delete removes it
 //    everywhere;
-//  - a create that fails on one node leaves no record and no file.
+//  - a create that fails on one node leaves no record and no file;
+//  - the client library opens a region by name: one writer at a time (a
+//    second is refused, readers are not), each under a new epoch; a writer
+//    whose lease is gone is fenced and lands nothing after the next writer
+//    opened; a replica killed under a writer is recorded stale in etcd and
+//    the writes go on.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -26,6 +31,7 @@
 
 #include "cluster/etcd.h"
 #include "cluster/records.h"
+#include "rpma/client/region.h"
 #include "tests/integration/etcd_cluster.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
@@ -154,6 +160,32 @@ class ClusterTest : public ::testing::Test {
         request.set_name(region);
         v1::Region answer;
         return rpmad.Regions()->GetRegion(Rpmad::Context().get(), request, &answer).ok();
+    }
+
+    rpma::client::Cluster ClusterOf() const {
+        rpma::client::Cluster cluster;
+        cluster.etcd_endpoints = etcd_->Endpoints();
+        cluster.writer_lease = std::chrono::seconds(kLeaseSeconds);
+        return cluster;
+    }
+
+    rpma::client::Result<std::unique_ptr<rpma::client::Region>> Open(
+        const std::string &name, rpma::client::OpenOptions options = {}) {
+        options.operation_timeout = std::chrono::milliseconds(3000);
+        return rpma::client::Region::Open(ClusterOf(), name, options);
+    }
+
+    // The bytes of every replica of `region` at [offset, offset + length).
+    std::vector<std::vector<std::byte>> ReadEach(rpma::client::Region &region, uint64_t offset,
+                                                 size_t length) {
+        std::vector<std::vector<std::byte>> all;
+        for (size_t i = 0; i < region.replicas().size(); ++i) {
+            std::vector<std::byte> bytes(length);
+            const auto s = region.Read(offset, bytes, i);
+            EXPECT_TRUE(s.ok()) << s.ToString();
+            all.push_back(std::move(bytes));
+        }
+        return all;
     }
 
     std::unique_ptr<EtcdCluster> etcd_;
@@ -302,6 +334,96 @@ TEST_F(ClusterTest, ACreateThatFailsOnOneNodeLeavesNoRecordAndNoFile) {
     EXPECT_EQ(too_many.code, 1) << too_many.describe;
     EXPECT_NE(too_many.err.find("5 of 5 live qualify"), std::string::npos) << too_many.err;
     EXPECT_FALSE(Region("wide").has_value());
+}
+
+TEST_F(ClusterTest, ARegionOpensByNameWithOneWriterAtATime) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
+    const auto pattern = Pattern(64 << 10, 7);
+    {
+        auto writer = Open("log");
+        ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+        EXPECT_EQ((*writer)->size(), 1u << 20);
+        ASSERT_EQ((*writer)->replicas().size(), 3u);
+        const auto wrote = (*writer)->WritePersist(4096, pattern);
+        ASSERT_TRUE(wrote.ok()) << wrote.ToString();
+        for (const auto &bytes : ReadEach(**writer, 4096, pattern.size()))
+            EXPECT_EQ(bytes, pattern);
+        // A second writer is refused, naming the first; readers are fine.
+        auto second = Open("log");
+        ASSERT_FALSE(second.ok());
+        EXPECT_EQ(second.status().code(), rpma::client::StatusCode::kFailedPrecondition);
+        EXPECT_NE(second.status().message().find("has a writer already"), std::string::npos)
+            << second.status().ToString();
+        rpma::client::OpenOptions read_only;
+        read_only.read_only = true;
+        auto reader = Open("log", read_only);
+        ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+        for (const auto &bytes : ReadEach(**reader, 4096, pattern.size()))
+            EXPECT_EQ(bytes, pattern);
+        EXPECT_EQ(Region("log")->writer_epoch(), 1u);
+    }
+    // Closed: the next writer opens, under a new epoch and generation.
+    auto next = Open("log");
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    const auto record = Region("log");
+    EXPECT_EQ(record->writer_epoch(), 2u);
+    EXPECT_EQ(record->replica_set().generation(), 3u);  // created 1, two writers' opens
+    for (const auto &bytes : ReadEach(**next, 4096, pattern.size()))
+        EXPECT_EQ(bytes, pattern);
+    // Not a region of the cluster: said so.
+    auto missing = Open("nope");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.status().code(), rpma::client::StatusCode::kNotFound);
+}
+
+TEST_F(ClusterTest, AWriterWhoseLeaseIsGoneIsFencedAndLandsNothing) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
+    auto old_writer = Open("log");
+    ASSERT_TRUE(old_writer.ok()) << old_writer.status().ToString();
+    const auto first = Pattern(4096, 1);
+    ASSERT_TRUE((*old_writer)->WritePersist(0, first).ok());
+    // Its lease goes, as if it had been paused past it.
+    std::optional<rpma::cluster::KeyValue> holder;
+    ASSERT_TRUE(client_->Get(keys_.Writer("log"), &holder).ok());
+    ASSERT_TRUE(holder.has_value());
+    ASSERT_TRUE(client_->RevokeLease(holder->lease).ok());
+    // A new writer takes over and writes.
+    auto new_writer = Open("log");
+    ASSERT_TRUE(new_writer.ok()) << new_writer.status().ToString();
+    const auto second = Pattern(4096, 2);
+    ASSERT_TRUE((*new_writer)->WritePersist(0, second).ok());
+    // The old writer wakes up: refused, and none of its bytes land.
+    const auto late = Pattern(4096, 3);
+    const auto refused = (*old_writer)->WritePersist(0, late);
+    EXPECT_FALSE(refused.ok());
+    const auto refused_elsewhere = (*old_writer)->WritePersist(8192, late);
+    EXPECT_FALSE(refused_elsewhere.ok());
+    for (const auto &bytes : ReadEach(**new_writer, 0, 4096))
+        EXPECT_EQ(bytes, second);
+    for (const auto &bytes : ReadEach(**new_writer, 8192, 4096))
+        EXPECT_EQ(bytes, std::vector<std::byte>(4096));
+}
+
+TEST_F(ClusterTest, AReplicaKilledUnderAWriterIsRecordedStaleInEtcd) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
+    rpma::client::OpenOptions options;
+    options.quorum = 2;
+    auto writer = Open("log", options);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    const auto record = Region("log");
+    const std::string victim_id = record->replica_set().members(2).daemon_id();
+    for (auto &d : daemons_)
+        if (NodeId(*d) == victim_id)
+            d->process().Kill();
+    const auto bytes = Pattern(4096, 9);
+    const auto wrote = (*writer)->WritePersist(0, bytes);
+    ASSERT_TRUE(wrote.ok()) << wrote.ToString();
+    const auto after = Region("log");
+    EXPECT_EQ(after->replica_set().members(2).state(), v1::ReplicaSetMember::STATE_STALE);
+    EXPECT_EQ(after->replica_set().members(0).state(), v1::ReplicaSetMember::STATE_IN_SYNC);
+    EXPECT_GT(after->replica_set().generation(), record->replica_set().generation());
+    // Writes go on without it.
+    EXPECT_TRUE((*writer)->WritePersist(4096, bytes).ok());
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ class InstalledClientTest : public ::testing::Test {
         fs::create_directories(prefix_ + "/include/rpma/client");
         fs::create_directories(prefix_ + "/lib");
         fs::copy_file(Runfile("client/include/rpma_client.h"), prefix_ + "/include/rpma_client.h");
-        for (const char *h : {"connect_options.h", "region.h", "replica_set.h", "status.h"})
+        for (const char *h :
+             {"cluster.h", "connect_options.h", "region.h", "replica_set.h", "status.h"})
             fs::copy_file(Runfile(std::string("client/include/rpma/client/") + h),
                           prefix_ + "/include/rpma/client/" + h);
         fs::copy_file(Runfile("client/librpma_client.so.1"), prefix_ + "/lib/librpma_client.so.1");

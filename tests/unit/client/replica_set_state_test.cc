@@ -389,5 +389,35 @@ TEST(ReplicaSetState, RecordedNeedsEveryInSyncMemberAndAMajority) {
     EXPECT_EQ(RecordedVerdict(r, {true, false}, false, "x").code(), StatusCode::kQuorumLost);
 }
 
+// Cluster mode: etcd's record decides, whatever the daemons hold and
+// however few were reached; a writer always records a new generation.
+TEST(ReplicaSetState, TheClustersRecordDecidesWithoutAMajority) {
+    const auto authority = Record(5, {kIn, kIn, kStale});
+    // Daemon 0 behind (generation 3), daemon 1 not reached, daemon 2 stale.
+    ReplicaSetInput in =
+        Input({Answer(Record(3, {kIn, kIn, kIn}), 0), Unreached(), Answer(authority, 2)});
+    in.authority = &authority;
+    const ReplicaSetDecision d = DecideReplicaSet(in);
+    ASSERT_TRUE(d.status.ok()) << d.status.ToString();
+    EXPECT_EQ(d.in_sync, (std::vector<bool>{true, false, false}));
+    EXPECT_NE(d.why[1].find("not reached"), std::string::npos);
+    EXPECT_NE(d.why[2].find("stale"), std::string::npos) << d.why[2];
+    ASSERT_TRUE(d.change.has_value());
+    EXPECT_EQ(d.change->generation(), 6u);
+    EXPECT_EQ(d.change->members(0).state(), kIn);
+    EXPECT_EQ(d.change->members(1).state(), kStale);  // not reached: recorded stale
+    EXPECT_EQ(d.change->members(1).stale_since(), 6u);
+    EXPECT_EQ(d.change->members(2).stale_since(), 5u);  // stays as it was
+
+    // Another daemon where a node was is not in sync; a reader records nothing.
+    ReplicaSetInput reader = Input({Answer(authority, 0), Answer(authority, 7), Unreached()});
+    reader.authority = &authority;
+    reader.writer = false;
+    const ReplicaSetDecision r = DecideReplicaSet(reader);
+    EXPECT_EQ(r.in_sync, (std::vector<bool>{true, false, false}));
+    EXPECT_NE(r.why[1].find("another daemon"), std::string::npos) << r.why[1];
+    EXPECT_FALSE(r.change.has_value());
+}
+
 }  // namespace
 }  // namespace rpma::client

@@ -153,6 +153,7 @@
 #include <string>
 #include <vector>
 
+#include "rpma/client/cluster.h"
 #include "rpma/client/replica_set.h"
 #include "rpma/client/status.h"
 
@@ -292,6 +293,21 @@ class Region {
     // again: an open that another writer's change overtook starts over by
     // itself a few times first), and the daemons' own errors.
     static Result<std::unique_ptr<Region>> Open(const ReplicaSet &replicas, const std::string &name,
+                                                const OpenOptions &options = {});
+    // Cluster mode: region `name` of the cluster whose etcd `cluster` names,
+    // at the nodes its record in etcd places it on. etcd's record decides
+    // which replicas are in sync (no majority of replicas is needed), and
+    // every change of it is committed there before the daemons take it.
+    // A writer takes the region under an etcd lease (Cluster::writer_lease)
+    // with a new writer epoch, and records a new generation on the daemons
+    // before its first write, which closes every session of an older
+    // writer; a second writer is refused (kFailedPrecondition naming the
+    // first) until the first closes or its lease expires; readers
+    // (read_only) are not limited. An operation that would change the
+    // record while etcd is out of reach fails (kUnavailable); writes to the
+    // replicas in sync go on. create_size and force are refused
+    // (kInvalidArgument): rpmactl creates and places a cluster's regions.
+    static Result<std::unique_ptr<Region>> Open(const Cluster &cluster, const std::string &name,
                                                 const OpenOptions &options = {});
     // Waits for what is in flight (bounded by operation_timeout) and
     // disconnects every replica, ending their sessions.

@@ -1,0 +1,224 @@
+#include "cluster_authority.h"
+
+#include <ctime>
+#include <map>
+
+namespace rpma::client {
+namespace {
+
+using rpma::cluster::RegionRecord;
+
+Status FromEtcd(const grpc::Status &status) {
+    return FromGrpc(status, "etcd");
+}
+
+int64_t NowUnix() {
+    return static_cast<int64_t>(std::time(nullptr));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ClusterAuthority>> ClusterAuthority::Open(const Cluster &cluster,
+                                                                 const std::string &name,
+                                                                 bool writer,
+                                                                 const std::string &who) {
+    std::unique_ptr<ClusterAuthority> a(new ClusterAuthority());
+    a->cluster_ = cluster;
+    a->name_ = name;
+    rpma::cluster::EtcdOptions options;
+    if (auto s = rpma::cluster::ParseEndpoints(cluster.etcd_endpoints, &options); !s.ok())
+        return Status(StatusCode::kInvalidArgument, s.error_message());
+    if (auto s = rpma::cluster::CheckPrefix(cluster.prefix); !s.ok())
+        return Status(StatusCode::kInvalidArgument, s.error_message());
+    options.ca_file = cluster.etcd_ca_file;
+    options.cert_file = cluster.etcd_cert_file;
+    options.key_file = cluster.etcd_key_file;
+    options.timeout = cluster.options.timeout;
+    if (auto s = rpma::cluster::Etcd::Connect(options, &a->etcd_); !s.ok())
+        return Status(StatusCode::kInvalidArgument, s.error_message());
+    a->keys_ = rpma::cluster::Keys(cluster.prefix);
+
+    std::optional<rpma::cluster::Versioned<RegionRecord>> read;
+    if (auto s = rpma::cluster::GetRegion(*a->etcd_, a->keys_, name, &read); !s.ok())
+        return FromEtcd(s);
+    if (!read)
+        return Status(StatusCode::kNotFound,
+                      "region " + name + " is not in the cluster (etcd " + a->etcd_->Endpoints() +
+                          ", prefix " + cluster.prefix +
+                          "): create it with `rpmactl --etcd ... region create " + name + " SIZE`");
+    if (read->record.state() != RegionRecord::STATE_READY)
+        return Status(
+            StatusCode::kFailedPrecondition,
+            "region " + name + " is being " +
+                (read->record.state() == RegionRecord::STATE_CREATING ? "created" : "deleted") +
+                " (by " + read->record.changed_by() + "): open it once that is done");
+    a->region_ = std::move(*read);
+    if (writer)
+        if (Status s = a->TakeWriter(who); !s.ok())
+            return s;
+
+    std::vector<rpma::cluster::NodeRecord> nodes;
+    if (auto s = rpma::cluster::ListNodes(*a->etcd_, a->keys_, &nodes); !s.ok())
+        return FromEtcd(s);
+    std::map<std::string, const rpma::cluster::NodeRecord *> live;
+    for (const auto &node : nodes)
+        live[node.node_id()] = &node;
+    a->replicas_.options = cluster.options;
+    for (const auto &m : a->record().members()) {
+        auto node = live.find(m.daemon_id());
+        a->replicas_.addresses.push_back(node != live.end() ? node->second->control_address()
+                                                            : m.address());
+    }
+    return a;
+}
+
+Status ClusterAuthority::TakeWriter(const std::string &who) {
+    if (auto s = etcd_->GrantLease(cluster_.writer_lease, &lease_); !s.ok())
+        return FromEtcd(s);
+    const std::string writer_key = keys_.Writer(name_);
+    // The region may change between the read and the take (a repair
+    // recording its progress): read again and retry, a few times.
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        RegionRecord next = region_.record;
+        next.set_writer_epoch(next.writer_epoch() + 1);
+        next.set_changed_by(who);
+        next.set_reason("writer epoch " + std::to_string(next.writer_epoch()) + " opened");
+        etcdserverpb::TxnRequest txn;
+        auto *no_writer = txn.add_compare();
+        no_writer->set_key(writer_key);
+        no_writer->set_target(etcdserverpb::Compare::CREATE);
+        no_writer->set_result(etcdserverpb::Compare::EQUAL);
+        no_writer->set_create_revision(0);
+        auto *unchanged = txn.add_compare();
+        unchanged->set_key(keys_.Region(name_));
+        unchanged->set_target(etcdserverpb::Compare::MOD);
+        unchanged->set_result(etcdserverpb::Compare::EQUAL);
+        unchanged->set_mod_revision(region_.revision);
+        auto *take = txn.add_success()->mutable_request_put();
+        take->set_key(writer_key);
+        take->set_value(who + ", epoch " + std::to_string(next.writer_epoch()) + ", since " +
+                        std::to_string(NowUnix()));
+        take->set_lease(lease_);
+        auto *epoch = txn.add_success()->mutable_request_put();
+        epoch->set_key(keys_.Region(name_));
+        epoch->set_value(rpma::cluster::ToJson(next));
+        etcdserverpb::TxnResponse response;
+        if (auto s = etcd_->Txn(txn, &response); !s.ok())
+            return FromEtcd(s);
+        if (response.succeeded()) {
+            region_.record = std::move(next);
+            region_.revision = response.header().revision();
+            keeper_ = std::thread([this] { KeepAlive(); });
+            return Status();
+        }
+        std::optional<rpma::cluster::KeyValue> holder;
+        if (auto s = etcd_->Get(writer_key, &holder); !s.ok())
+            return FromEtcd(s);
+        if (holder) {
+            (void)etcd_->RevokeLease(lease_);
+            lease_ = 0;
+            return Status(StatusCode::kFailedPrecondition,
+                          "region " + name_ + " has a writer already (" + holder->value +
+                              "): one writer at a time; open it read-only, or once that writer "
+                              "closes it (one that died frees it when its lease of its own "
+                              "writer_lease expires)");
+        }
+        std::optional<rpma::cluster::Versioned<RegionRecord>> read;
+        if (auto s = rpma::cluster::GetRegion(*etcd_, keys_, name_, &read); !s.ok())
+            return FromEtcd(s);
+        if (!read || read->record.state() != RegionRecord::STATE_READY)
+            return Status(StatusCode::kFailedPrecondition,
+                          "region " + name_ + " was deleted while it was opened");
+        region_ = std::move(*read);
+    }
+    (void)etcd_->RevokeLease(lease_);
+    lease_ = 0;
+    return Status(StatusCode::kUnavailable,
+                  "region " + name_ + " kept changing in etcd while it was opened: open it again");
+}
+
+void ClusterAuthority::KeepAlive() {
+    const auto interval = std::chrono::milliseconds(cluster_.writer_lease) / 3;
+    std::unique_lock lock(mu_);
+    while (!wake_.wait_for(lock, interval, [&] { return stop_; })) {
+        lock.unlock();
+        int64_t left = 1;
+        const grpc::Status s = etcd_->KeepAlive(lease_, &left);
+        lock.lock();
+        // etcd out of reach is not a lost lease: a new leader extends every
+        // lease, and no other writer can take the region without etcd.
+        if (s.ok() && left <= 0) {
+            lost_ = true;
+            return;
+        }
+    }
+}
+
+Status ClusterAuthority::Held() const {
+    if (!lost_.load(std::memory_order_relaxed))
+        return Status();
+    return Status(StatusCode::kFailedPrecondition,
+                  "the writer's lease on region " + name_ +
+                      " expired (this process was paused or cut off from etcd for longer than "
+                      "its writer_lease): another writer may hold it now; open it again");
+}
+
+Status ClusterAuthority::Commit(const ::rpmad::v1::ReplicaSetRecord &record) {
+    if (Status held = Held(); !held.ok())
+        return held;
+    RegionRecord next = region_.record;
+    *next.mutable_replica_set() = record;
+    next.set_changed_by(record.writer());
+    next.set_reason(record.reason());
+    etcdserverpb::TxnRequest txn;
+    auto *unchanged = txn.add_compare();
+    unchanged->set_key(keys_.Region(name_));
+    unchanged->set_target(etcdserverpb::Compare::MOD);
+    unchanged->set_result(etcdserverpb::Compare::EQUAL);
+    unchanged->set_mod_revision(region_.revision);
+    if (lease_ != 0) {
+        // Still this writer's: a change of a writer whose lease expired is
+        // refused even if nobody took the region yet.
+        auto *ours = txn.add_compare();
+        ours->set_key(keys_.Writer(name_));
+        ours->set_target(etcdserverpb::Compare::LEASE);
+        ours->set_result(etcdserverpb::Compare::EQUAL);
+        ours->set_lease(lease_);
+    }
+    auto *put = txn.add_success()->mutable_request_put();
+    put->set_key(keys_.Region(name_));
+    put->set_value(rpma::cluster::ToJson(next));
+    etcdserverpb::TxnResponse response;
+    if (auto s = etcd_->Txn(txn, &response); !s.ok())
+        return Status(StatusCode::kUnavailable,
+                      "recording the replica set of region " + name_ +
+                          " in etcd: " + s.error_message() +
+                          ": membership changes wait for etcd; writes to the replicas in sync "
+                          "go on");
+    if (!response.succeeded()) {
+        std::optional<rpma::cluster::Versioned<RegionRecord>> now;
+        std::string by = "it was deleted";
+        if (rpma::cluster::GetRegion(*etcd_, keys_, name_, &now).ok() && now)
+            by = "by " + now->record.changed_by() + ": " + now->record.reason();
+        return Status(StatusCode::kFailedPrecondition, "the record of region " + name_ +
+                                                           " changed in etcd under this Region (" +
+                                                           by + "): open it again");
+    }
+    region_.record = std::move(next);
+    region_.revision = response.header().revision();
+    return Status();
+}
+
+ClusterAuthority::~ClusterAuthority() {
+    {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+    }
+    wake_.notify_all();
+    if (keeper_.joinable())
+        keeper_.join();
+    if (lease_ != 0)
+        (void)etcd_->RevokeLease(lease_);
+}
+
+}  // namespace rpma::client
