@@ -150,6 +150,7 @@ for m in "${rpmad_man[@]}"; do man_page "$m"; done
 for s in "${rpmad_scripts[@]}"; do install -m 0755 "$s" "$root/DEBIAN/$(basename "$s")"; done
 echo /etc/rpmad/rpmad.yaml >"$root/DEBIAN/conffiles"
 finish "${outs[0]}" "Depends: $(shlib_depends rpmad "$root/usr/sbin/rpmad"), systemd-sysusers, systemd-tmpfiles
+Recommends: etcd-server
 Section: net
 Priority: optional
 Description: rpma replication daemon: persistent-memory regions over RDMA

@@ -106,6 +106,8 @@ has_paths "$dev" /usr/include/rpma_client.h /usr/include/rpma/client/region.h \
     "/usr/lib/$multiarch/pkgconfig/rpma-client.pc"
 has_paths "$dev" /usr/include/librpma.h /usr/include/rpma_ext.h /usr/include/rpma/rpma.hpp \
     "/usr/lib/$multiarch/librpma.so" "/usr/lib/$multiarch/pkgconfig/librpma.pc"
+# Cluster mode needs an etcd somewhere, not on every node.
+field_is "$rpmad" Recommends etcd-server
 field_is "$lib" Provides "librpma0 (= $version)"
 field_is "$lib" Conflicts librpma0
 field_is "$lib" Replaces librpma0
