@@ -35,14 +35,19 @@ grpc::Status FromJson(const std::string &json, const std::string &key,
 }
 
 grpc::Status ListNodes(Etcd &etcd, const Keys &keys, std::vector<NodeRecord> *nodes) {
-    std::vector<KeyValue> kvs;
+    std::vector<KeyValue> kvs, drains;
     if (auto s = etcd.List(keys.Nodes(), &kvs); !s.ok())
+        return s;
+    if (auto s = etcd.List(keys.Drains(), &drains); !s.ok())
         return s;
     nodes->clear();
     for (const KeyValue &kv : kvs) {
         NodeRecord node;
         if (auto s = FromJson(kv.value, kv.key, &node); !s.ok())
             return s;
+        for (const KeyValue &d : drains)
+            if (d.key == keys.Drain(node.node_id()))
+                node.set_draining(true);
         nodes->push_back(std::move(node));
     }
     return grpc::Status::OK;

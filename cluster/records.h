@@ -34,6 +34,12 @@ class Keys {
     std::string Regions() const { return prefix_ + "regions/"; }
     std::string Region(const std::string &name) const { return Regions() + name; }
     std::string Writer(const std::string &name) const { return prefix_ + "writers/" + name; }
+    std::string Writers() const { return prefix_ + "writers/"; }
+    // Set by `rpmactl node drain`; the node's record shows it as draining.
+    std::string Drain(const std::string &id) const { return prefix_ + "drain/" + id; }
+    std::string Drains() const { return prefix_ + "drain/"; }
+    std::string Controller() const { return prefix_ + "controller"; }
+    std::string ControllerStatus() const { return prefix_ + "status/controller"; }
     const std::string &prefix() const { return prefix_; }
 
   private:
@@ -53,7 +59,8 @@ struct Versioned {
     int64_t revision = 0;
 };
 
-// The live nodes (those whose lease holds), in node id order.
+// The live nodes (those whose lease holds), in node id order, draining
+// where a drain key says so.
 grpc::Status ListNodes(Etcd &etcd, const Keys &keys, std::vector<NodeRecord> *nodes);
 grpc::Status GetRegion(Etcd &etcd, const Keys &keys, const std::string &name,
                        std::optional<Versioned<RegionRecord>> *region);

@@ -44,6 +44,7 @@ Daemon::Daemon(const Config &config)
                 SessionQuotas{config.max_sessions_per_identity, config.max_pending_per_peer}) {}
 
 Daemon::~Daemon() {
+    controller_.reset();
     cluster_.reset();
     // The data plane holds regions; it goes before the store.
     data_plane_.reset();
@@ -353,6 +354,26 @@ Status Daemon::JoinCluster(const std::string &control_address) {
     if (!node.ok())
         return node.status();
     cluster_ = std::move(*node);
+    // The controller reaches the other nodes as this one is reached: its
+    // admin token, a client token (the first), its certificate, trusting
+    // the CA it checks client certificates with.
+    ClusterController::Options controller;
+    controller.config = cluster;
+    controller.node_id = daemon_id_;
+    controller.lease = [node = cluster_.get()] { return node->state().lease; };
+    controller.connect.admin_token = config_.admin_token;
+    if (!config_.client_tokens.empty())
+        controller.connect.client_token = config_.client_tokens.front().token;
+    if (config_.tls.enabled()) {
+        controller.connect.tls = true;
+        controller.connect.ca_file = config_.tls.client_ca_file;
+        controller.connect.cert_file = config_.tls.cert_file;
+        controller.connect.key_file = config_.tls.key_file;
+    }
+    auto started = ClusterController::Start(std::move(controller));
+    if (!started.ok())
+        return started.status();
+    controller_ = std::move(*started);
     return Status();
 }
 
@@ -514,6 +535,7 @@ StatusOr<v1::RepairProgress> Daemon::ReportRepairProgress(const v1::RepairProgre
 }
 
 void Daemon::Drain() {
+    controller_.reset();
     cluster_.reset();
     {
         std::lock_guard lock(regions_mu_);

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/cluster_controller.h"
 #include "daemon/cluster_node.h"
 #include "daemon/config.h"
 #include "daemon/counters.h"
@@ -169,6 +170,8 @@ class Daemon {
     SessionTable sessions_;
     std::unique_ptr<DataPlane> data_plane_;
     std::unique_ptr<ClusterNode> cluster_;
+    // Stops before the node leaves (it leads under the node's lease).
+    std::unique_ptr<ClusterController> controller_;
     // Serializes region creation and deletion with session opening, so that
     // no session is opened on a region being deleted.
     mutable std::mutex regions_mu_;

@@ -506,11 +506,92 @@ int ClusterNodeList(const Settings &settings) {
     return kExitOk;
 }
 
+int ClusterNodeDrain(const Settings &settings, const std::string &id, bool undo) {
+    auto cluster = OpenCluster(settings);
+    if (!cluster.ok())
+        return Fail(cluster.status());
+    auto nodes = LiveNodes(*cluster);
+    if (!nodes.ok())
+        return Fail(nodes.status());
+    if (!undo && !nodes->count(id))
+        return Fail(Status(StatusCode::kNotFound,
+                           "node " + id +
+                               " is not live: `rpmactl node list` shows the nodes (a "
+                               "dead node's replicas are re-placed by themselves)"));
+    const auto s = undo ? cluster->etcd->Delete(cluster->keys.Drain(id))
+                        : cluster->etcd->Put(cluster->keys.Drain(id),
+                                             Who() + " at " + FormatUnixTime(NowUnix()));
+    if (!s.ok())
+        return Fail(FromEtcd(s));
+    if (settings.json)
+        PrintJson(Json{{"node", id}, {"draining", !undo}});
+    else if (undo)
+        printf("node %s: no longer draining\n", id.c_str());
+    else
+        printf(
+            "node %s: draining: the controller moves its replicas to other nodes; `rpmactl "
+            "node list` shows how many it still holds\n",
+            id.c_str());
+    return kExitOk;
+}
+
+int ClusterStatus(const Settings &settings) {
+    auto cluster = OpenCluster(settings);
+    if (!cluster.ok())
+        return Fail(cluster.status());
+    std::optional<rpma::cluster::KeyValue> leader, kept;
+    if (auto s = cluster->etcd->Get(cluster->keys.Controller(), &leader); !s.ok())
+        return Fail(FromEtcd(s));
+    if (auto s = cluster->etcd->Get(cluster->keys.ControllerStatus(), &kept); !s.ok())
+        return Fail(FromEtcd(s));
+    rpma::cluster::v1::ControllerStatus status;
+    if (kept)
+        if (auto s = rpma::cluster::FromJson(kept->value, kept->key, &status); !s.ok())
+            return Fail(FromEtcd(s));
+    auto nodes = LiveNodes(*cluster);
+    if (!nodes.ok())
+        return Fail(nodes.status());
+    if (settings.json) {
+        PrintJson(Json{{"controller", leader ? leader->value : ""},
+                       {"live_nodes", nodes->size()},
+                       {"status", ToJson(status)}});
+        return kExitOk;
+    }
+    printf("controller: %s\n",
+           leader ? ("node " + leader->value).c_str() : "none (no rpmad in cluster mode is up)");
+    printf("live nodes: %zu\n", nodes->size());
+    printf("waiting:%s\n", status.waiting().empty() ? " nothing" : "");
+    for (const auto &w : status.waiting())
+        printf("  %s\n", w.c_str());
+    printf("history (oldest first):%s\n", status.history().empty() ? " none" : "");
+    for (const auto &h : status.history()) {
+        const size_t space = h.find(' ');
+        printf("  %s %s\n", FormatUnixTime(std::stoll(h.substr(0, space))).c_str(),
+               h.substr(space + 1).c_str());
+    }
+    return kExitOk;
+}
+
 void AddClusterCommands(CLI::App &app, Run *run) {
     CLI::App *node = app.add_subcommand("node", "the cluster's nodes (needs --etcd)");
     node->require_subcommand(1);
     node->add_subcommand("list", "list the nodes: live or dead, zone, capacity, regions held")
         ->callback([run] { *run = ClusterNodeList; });
+    auto id = std::make_shared<std::string>();
+    auto undo = std::make_shared<bool>(false);
+    CLI::App *drain = node->add_subcommand(
+        "drain", "move every replica off node ID (the controller copies them elsewhere)");
+    drain->add_option("ID", *id, "the node's id, as node list shows it")->required();
+    drain->add_flag("--undo", *undo, "let the node take replicas again");
+    drain->callback([run, id, undo] {
+        *run = [id, undo](const Settings &s) { return ClusterNodeDrain(s, *id, *undo); };
+    });
+    CLI::App *cluster = app.add_subcommand("cluster", "the cluster as a whole (needs --etcd)");
+    cluster->require_subcommand(1);
+    cluster
+        ->add_subcommand("status",
+                         "the controller: which node leads it, what it waits for, what it did")
+        ->callback([run] { *run = ClusterStatus; });
 }
 
 }  // namespace rpmactl

@@ -1,0 +1,197 @@
+#include "daemon/cluster_controller.h"
+
+#include <ctime>
+#include <set>
+
+#include "daemon/log.h"
+#include "proto/rpmad/v1/rpmad.grpc.pb.h"
+#include "rpma/client/control_plane.h"
+#include "rpma/client/region.h"
+
+namespace rpmad {
+namespace {
+
+using rpma::cluster::RegionRecord;
+
+constexpr size_t kHistoryKept = 50;
+
+int64_t NowUnix() {
+    return static_cast<int64_t>(std::time(nullptr));
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ClusterController>> ClusterController::Start(Options options) {
+    std::unique_ptr<ClusterController> c(new ClusterController());
+    rpma::cluster::EtcdOptions etcd;
+    if (auto s = rpma::cluster::ParseEndpoints(options.config.etcd_endpoints, &etcd); !s.ok())
+        return Status(StatusCode::kInvalidArgument, s.error_message());
+    etcd.ca_file = options.config.etcd_ca_file;
+    etcd.cert_file = options.config.etcd_cert_file;
+    etcd.key_file = options.config.etcd_key_file;
+    etcd.timeout = std::chrono::milliseconds(options.config.lease_ttl_seconds * 1000 / 4);
+    if (auto s = rpma::cluster::Etcd::Connect(etcd, &c->etcd_); !s.ok())
+        return Status(StatusCode::kInvalidArgument, s.error_message());
+    c->keys_ = rpma::cluster::Keys(options.config.prefix);
+    c->cluster_.etcd_endpoints = options.config.etcd_endpoints;
+    c->cluster_.etcd_ca_file = options.config.etcd_ca_file;
+    c->cluster_.etcd_cert_file = options.config.etcd_cert_file;
+    c->cluster_.etcd_key_file = options.config.etcd_key_file;
+    c->cluster_.prefix = options.config.prefix;
+    c->cluster_.options = options.connect;
+    c->cluster_.writer_lease = std::chrono::seconds(options.config.lease_ttl_seconds);
+    c->options_ = std::move(options);
+    c->thread_ = std::thread([p = c.get()] { p->Run(); });
+    return c;
+}
+
+ClusterController::~ClusterController() {
+    {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable())
+        thread_.join();
+}
+
+void ClusterController::Run() {
+    const auto interval = std::chrono::milliseconds(
+        std::max<uint32_t>(options_.config.lease_ttl_seconds, 3) * 1000 / 3);
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+        lock.unlock();
+        Step();
+        lock.lock();
+        wake_.wait_for(lock, interval, [&] { return stop_; });
+    }
+}
+
+bool ClusterController::Lead(int64_t lease) {
+    const std::string key = keys_.Controller();
+    bool took = false;
+    if (lease != 0 && etcd_->CompareAndPut(key, options_.node_id, 0, &took, nullptr, lease).ok() &&
+        took)
+        return true;
+    std::optional<rpma::cluster::KeyValue> holder;
+    if (!etcd_->Get(key, &holder).ok() || !holder)
+        return false;
+    return lease != 0 && holder->value == options_.node_id && holder->lease == lease;
+}
+
+void ClusterController::Record(const std::string &event) {
+    Log().info("cluster controller: {}", event);
+    history_.push_back(std::to_string(NowUnix()) + " " + event);
+    while (history_.size() > kHistoryKept)
+        history_.pop_front();
+    rpma::cluster::v1::ControllerStatus status;
+    status.set_leader(options_.node_id);
+    status.set_updated_unix_seconds(NowUnix());
+    for (const std::string &h : history_)
+        status.add_history(h);
+    for (const auto &[region, waiting] : last_waiting_)
+        if (!waiting.empty())
+            status.add_waiting(region + ": " + waiting);
+    (void)etcd_->Put(keys_.ControllerStatus(), rpma::cluster::ToJson(status));
+}
+
+void ClusterController::Step() {
+    const bool leading = Lead(options_.lease());
+    if (leading != leading_) {
+        leading_ = leading;
+        Log().info("cluster controller: {} on node {}", leading ? "leading" : "not leading",
+                   options_.node_id);
+        if (leading)
+            Record("node " + options_.node_id + " leads the controller");
+    }
+    if (!leading)
+        return;
+    std::vector<rpma::cluster::NodeRecord> live;
+    std::vector<rpma::cluster::Versioned<RegionRecord>> regions;
+    std::vector<rpma::cluster::KeyValue> writers;
+    if (!rpma::cluster::ListNodes(*etcd_, keys_, &live).ok() ||
+        !rpma::cluster::ListRegions(*etcd_, keys_, &regions).ok() ||
+        !etcd_->List(keys_.Writers(), &writers).ok())
+        return;  // etcd out of reach: membership changes wait for it
+    const int64_t now = NowUnix();
+    std::set<std::string> alive, held;
+    for (const auto &n : live)
+        alive.insert(n.node_id());
+    for (const auto &w : writers)
+        held.insert(w.key.substr(keys_.Writers().size()));
+    std::set<std::string> members;
+    for (const auto &r : regions)
+        for (const auto &m : r.record.replica_set().members())
+            members.insert(m.daemon_id());
+    for (const std::string &id : members)
+        if (alive.count(id))
+            dead_since_.erase(id);
+        else
+            dead_since_.emplace(id, now);
+    for (const auto &[region, revision] : regions) {
+        if (region.state() != RegionRecord::STATE_READY)
+            continue;
+        rpma::cluster::MaintenanceInput input;
+        input.region = region;
+        input.live = live;
+        input.dead_since = dead_since_;
+        input.now_unix = now;
+        input.replace_after_seconds = options_.config.replace_after_seconds;
+        const rpma::cluster::MaintenancePlan plan = rpma::cluster::PlanMaintenance(input);
+        std::string waiting;
+        for (const std::string &w : plan.waiting)
+            waiting += (waiting.empty() ? "" : "; ") + w;
+        if (plan.actions.empty()) {
+            last_waiting_[region.name()] = waiting;
+            continue;
+        }
+        if (held.count(region.name())) {
+            last_waiting_[region.name()] = "an application writer holds it";
+            continue;
+        }
+        last_waiting_[region.name()] = waiting;
+        Repair(region, plan.actions);
+    }
+}
+
+void ClusterController::Repair(const RegionRecord &region,
+                               const std::vector<rpma::cluster::RepairAction> &actions) {
+    rpma::client::OpenOptions options;
+    // One in-sync replica to copy from is enough; a repair left REPAIRING
+    // by a controller that died is taken over.
+    options.quorum = 1;
+    options.repair_takeover = true;
+    options.operation_timeout = std::chrono::milliseconds(options_.config.lease_ttl_seconds * 1000);
+    auto opened = rpma::client::Region::Open(cluster_, region.name(), options);
+    if (!opened.ok()) {
+        Record("region " + region.name() + ": cannot repair it now: " + opened.status().ToString());
+        return;
+    }
+    for (const auto &action : actions) {
+        Record("region " + region.name() + ": " + action.reason);
+        rpma::client::RepairOptions repair;
+        if (action.replacement)
+            repair.new_address = action.control_address;
+        const rpma::client::Status done = (*opened)->Repair(action.member, repair);
+        Record("region " + region.name() + ": replica " + std::to_string(action.member) +
+               (done.ok() ? " in sync on node " + action.node_id
+                          : " not repaired: " + done.ToString()));
+        if (!done.ok() || action.moved_from_address.empty())
+            continue;
+        // Moved off a node that is still there (draining): its copy goes.
+        auto control =
+            rpma::client::ControlPlane::Connect(action.moved_from_address, options_.connect);
+        ::rpmad::v1::DeleteRegionRequest request;
+        request.set_name(region.name());
+        request.set_force(true);
+        ::rpmad::v1::DeleteRegionResponse response;
+        const grpc::Status deleted =
+            control.ok() ? (*control)->regions().DeleteRegion((*control)->Context().get(), request,
+                                                              &response)
+                         : grpc::Status(grpc::StatusCode::UNAVAILABLE, "cannot connect");
+        Record("region " + region.name() + ": the old copy on " + action.moved_from_address +
+               (deleted.ok() ? " deleted" : " not deleted: " + deleted.error_message()));
+    }
+}
+
+}  // namespace rpmad

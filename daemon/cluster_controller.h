@@ -1,0 +1,74 @@
+// The cluster's controller: one rpmad at a time (whoever holds
+// <prefix>controller under its node lease; another takes over when that
+// lease expires) watches the nodes and regions and makes regions whole
+// again (cluster/maintenance.h): a stale replica on a live node is
+// repaired, one on a node dead for longer than cluster.replace_after_seconds
+// or draining is placed on another node and copied there. It works through
+// the client library as a writer would (Region::Repair: only what differs
+// is copied; the record grows back only once the copy is durable), on
+// regions that no application writer holds. Every decision is logged with
+// the region and the reason and kept in <prefix>status/controller
+// (`rpmactl cluster status`).
+#ifndef DAEMON_CLUSTER_CONTROLLER_H
+#define DAEMON_CLUSTER_CONTROLLER_H
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "cluster/etcd.h"
+#include "cluster/maintenance.h"
+#include "cluster/records.h"
+#include "daemon/config.h"
+#include "daemon/status.h"
+#include "rpma/client/cluster.h"
+
+namespace rpmad {
+
+class ClusterController {
+  public:
+    struct Options {
+        ClusterConfig config;
+        // How the controller reaches the nodes' control planes.
+        rpma::client::ConnectOptions connect;
+        std::string node_id;
+        // The node's lease now (0: none): leadership goes with it.
+        std::function<int64_t()> lease;
+    };
+
+    static StatusOr<std::unique_ptr<ClusterController>> Start(Options options);
+    ~ClusterController();
+
+  private:
+    ClusterController() = default;
+    void Run();
+    void Step();
+    bool Lead(int64_t lease);
+    void Repair(const rpma::cluster::RegionRecord &region,
+                const std::vector<rpma::cluster::RepairAction> &actions);
+    void Record(const std::string &event);
+
+    Options options_;
+    std::unique_ptr<rpma::cluster::Etcd> etcd_;
+    rpma::cluster::Keys keys_;
+    rpma::client::Cluster cluster_;
+    bool leading_ = false;
+    std::map<std::string, int64_t> dead_since_;
+    std::map<std::string, std::string> last_waiting_;
+    std::deque<std::string> history_;
+
+    std::mutex mu_;
+    std::condition_variable wake_;
+    bool stop_ = false;
+    std::thread thread_;
+};
+
+}  // namespace rpmad
+
+#endif  // DAEMON_CLUSTER_CONTROLLER_H
