@@ -40,7 +40,7 @@
 #include "bench/child_processes.h"
 #include "bench/rounds.h"
 #include "bench/workload.h"
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
 #include "rpma/rpma.hpp"
 
@@ -210,7 +210,7 @@ std::unique_ptr<Client> ConnectSession(const v1::OpenSessionResponse &session) {
         const auto accept =
             rpmad::wire::DecodeConnectAccept(std::as_bytes(std::span(data, length)));
         // The write path measured is APM's: a flush over rpma, nothing else.
-        if (!accept || accept->persistence != 1)
+        if (!accept || accept->persistence != rpmad::wire::AcceptedPersistence::kApm)
             return false;
         region->assign(reinterpret_cast<const char *>(accept->region_descriptor.data()),
                        accept->region_descriptor.size());

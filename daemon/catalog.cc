@@ -82,7 +82,7 @@ Status Damaged(const std::string &why) {
     return Status(StatusCode::kFailedPrecondition, why);
 }
 
-// An rpmad before issue 24 unlinked catalog.prev while a recovery had set
+// Older rpmads unlinked catalog.prev while a recovery had set
 // the damaged catalog aside, so a crash there left a whole, synced
 // catalog.tmp (the recovered catalog) and neither catalog nor catalog.prev.
 // That file becomes catalog.prev, from which the recovery starts again.

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "daemon/status.h"
+#include "util/host_port.h"
+#include "util/sizes.h"
 
 namespace rpmad {
 
@@ -125,18 +127,17 @@ Status CheckChoice(std::string_view value, std::span<const std::string_view> cho
 
 std::string_view PersistenceName(Persistence persistence);
 
-// host:port split: "[::1]:7300" -> {"::1","7300"}; INVALID_ARGUMENT naming
-// `key` otherwise. Port 0 is accepted (the listener picks a free port).
-struct HostPort {
-    std::string host, port;
-};
+// host:port split (rpma::util::SplitHostPort): "[::1]:7300" -> {"::1",
+// "7300"}; INVALID_ARGUMENT naming `key` otherwise. Port 0 is accepted (the
+// listener picks a free port).
+using HostPort = rpma::util::HostPort;
 StatusOr<HostPort> SplitHostPort(std::string_view text, std::string_view key);
 
-// "4096", "64MiB", "2GiB", "1TiB" (binary suffixes B KiB MiB GiB TiB PiB).
-// Decimal suffixes (MB, G) are refused rather than guessed at.
+// rpma::util::ParseSize: "4096", "64MiB", "2GiB", "1TiB" (binary units);
+// decimal units (MB, G) are refused rather than guessed at.
 StatusOr<uint64_t> ParseSize(std::string_view text);
 // "64GiB" when exact in the largest such unit, else the plain number of bytes.
-std::string FormatSize(uint64_t bytes);
+using rpma::util::FormatSize;
 
 // Where regions live when nothing says otherwise: /var/lib/rpmad for root,
 // else $XDG_DATA_HOME/rpmad (when absolute) or $HOME/.local/share/rpmad.

@@ -1,62 +1,24 @@
 #include "daemon/config_files.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "daemon/config.h"
 #include "daemon/config_text.h"
+#include "util/files.h"
 
 namespace rpmad {
 namespace config_text {
 
-namespace {
-
-StatusCode CodeForErrno(int error) {
-    switch (error) {
-        case ENOENT:
-        case ENOTDIR:
-            return StatusCode::kNotFound;
-        case EACCES:
-        case EPERM:
-            return StatusCode::kPermissionDenied;
-        default:
-            return StatusCode::kFailedPrecondition;
-    }
-}
-
-}  // namespace
-
 StatusOr<std::string> ReadWholeFile(const std::string &path, std::string_view key) {
-    auto failure = [&](int error) {
-        std::string who = key.empty() ? "cannot read " : std::string(key) + ": cannot read ";
-        return Status(CodeForErrno(error),
-                      who + Quoted(path) + ": " + std::strerror(error) +
-                          "; check the path and that rpmad's user may read it");
-    };
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return failure(errno);
-    std::string text;
-    char buffer[4096];
-    for (;;) {
-        ssize_t n = ::read(fd, buffer, sizeof(buffer));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int error = errno;
-            ::close(fd);
-            return failure(error);
-        }
-        if (n == 0)
-            break;
-        text.append(buffer, static_cast<size_t>(n));
-    }
-    ::close(fd);
-    return text;
+    int error = 0;
+    std::optional<std::string> text = rpma::util::ReadWholeFile(path, &error);
+    if (text)
+        return *text;
+    const std::string who = key.empty() ? "cannot read " : std::string(key) + ": cannot read ";
+    const Status failed = ErrnoStatus(error, who + Quoted(path));
+    return Status(failed.code(),
+                  failed.message() + "; check the path and that rpmad's user may read it");
 }
 
 StatusOr<std::string> ReadAdminTokenFile(const std::string &path) {
@@ -64,17 +26,13 @@ StatusOr<std::string> ReadAdminTokenFile(const std::string &path) {
     StatusOr<std::string> text = ReadWholeFile(path, kKey);
     if (!text.ok())
         return text.status();
-    std::string_view line = *text;
-    line = line.substr(0, line.find('\n'));
-    constexpr std::string_view kSpace = " \t\r\f\v";
-    size_t begin = line.find_first_not_of(kSpace);
-    if (begin == std::string_view::npos) {
+    const std::string_view token = rpma::util::TrimmedFirstLine(*text);
+    if (token.empty()) {
         return Invalid(std::string(kKey) + ": " + Quoted(path) +
                        " holds no token on its first line; write the token there (an empty "
                        "token would switch authentication off)");
     }
-    line = line.substr(begin, line.find_last_not_of(kSpace) - begin + 1);
-    return std::string(line);
+    return std::string(token);
 }
 
 }  // namespace config_text

@@ -4,14 +4,16 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "daemon/config.h"
 #include "daemon/config_text.h"
+#include "util/host_port.h"
+#include "util/sizes.h"
 
 namespace rpmad {
 
@@ -20,106 +22,19 @@ using config_text::Invalid;
 using config_text::Quoted;
 
 StatusOr<HostPort> SplitHostPort(std::string_view text, std::string_view key) {
-    auto bad = [&](std::string_view why) {
-        return Invalid(std::string(key) + ": " + Quoted(text) + " " + std::string(why) +
-                       "; write host:port, for example \"127.0.0.1:7300\", \"[::1]:7300\" or "
-                       "\"0.0.0.0:7300\" for all interfaces");
-    };
-    HostPort result;
-    std::string_view port;
-    if (text.starts_with('[')) {
-        size_t close = text.find(']');
-        if (close == std::string_view::npos)
-            return bad("has no closing ']'");
-        result.host = std::string(text.substr(1, close - 1));
-        std::string_view rest = text.substr(close + 1);
-        if (!rest.starts_with(':'))
-            return bad("has no :port after the ']'");
-        port = rest.substr(1);
-    } else {
-        size_t colon = text.rfind(':');
-        if (colon == std::string_view::npos)
-            return bad(AllDigits(text) ? "has no host" : "has no port");
-        result.host = std::string(text.substr(0, colon));
-        if (result.host.find(':') != std::string::npos) {
-            return bad("is an IPv6 address without brackets");
-        }
-        port = text.substr(colon + 1);
-    }
-    if (result.host.empty())
-        return bad("has no host");
-    unsigned number = 0;
-    auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
-    if (!AllDigits(port) || error != std::errc() || end != port.data() + port.size() ||
-        number > 65535) {
-        return bad("has no port number from 0 to 65535");
-    }
-    result.port = std::string(port);
-    return result;
+    std::string error;
+    std::optional<HostPort> split = rpma::util::SplitHostPort(text, &error);
+    if (!split)
+        return Invalid(std::string(key) + ": " + error);
+    return *split;
 }
-
-namespace {
-struct Unit {
-    std::string_view suffix;
-    uint64_t bytes;
-};
-// Largest first, so FormatSize picks the biggest exact unit.
-constexpr Unit kUnits[] = {
-    {"PiB", 1ull << 50}, {"TiB", 1ull << 40}, {"GiB", 1ull << 30},
-    {"MiB", 1ull << 20}, {"KiB", 1ull << 10}, {"B", 1},
-};
-
-bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
-}  // namespace
 
 StatusOr<uint64_t> ParseSize(std::string_view text) {
-    const std::string fix =
-        "; write a number of bytes (4096) or a whole number with KiB, MiB, GiB or TiB "
-        "(\"64MiB\")";
-    uint64_t number = 0;
-    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-    if (end == text.data())
-        return Invalid(Quoted(text) + " is not a size" + fix);
-    if (error == std::errc::result_out_of_range) {
-        return Invalid(Quoted(text) + " is too large for 64 bits" + fix);
-    }
-    std::string_view suffix = text.substr(end - text.data());
-    while (suffix.starts_with(' '))
-        suffix.remove_prefix(1);
-    if (suffix.empty())
-        return number;
-    for (const Unit &unit : kUnits) {
-        if (EqualsIgnoringCase(suffix, unit.suffix)) {
-            if (number > UINT64_MAX / unit.bytes) {
-                return Invalid(Quoted(text) + " is too large for 64 bits" + fix);
-            }
-            return number * unit.bytes;
-        }
-    }
-    static constexpr std::string_view kDecimal[] = {"K", "KB", "M", "MB", "G", "GB", "T", "TB"};
-    for (std::string_view decimal : kDecimal) {
-        if (EqualsIgnoringCase(suffix, decimal)) {
-            std::string binary =
-                std::to_string(number) + static_cast<char>(std::toupper(suffix[0])) + "iB";
-            return Invalid(Quoted(text) + " is ambiguous (1000 or 1024 based?); write " +
-                           Quoted(binary) + " or the number of bytes");
-        }
-    }
-    return Invalid(Quoted(text) + " has an unknown unit " + Quoted(suffix) + fix);
-}
-
-std::string FormatSize(uint64_t bytes) {
-    for (const Unit &unit : kUnits) {
-        if (unit.bytes > 1 && bytes != 0 && bytes % unit.bytes == 0) {
-            return std::to_string(bytes / unit.bytes) + std::string(unit.suffix);
-        }
-    }
-    return std::to_string(bytes);
+    std::string error;
+    std::optional<uint64_t> bytes = rpma::util::ParseSize(text, &error);
+    if (!bytes)
+        return Invalid(error);
+    return *bytes;
 }
 
 std::string DefaultPoolDirFor(uid_t euid, const char *xdg_data_home, const char *home) {

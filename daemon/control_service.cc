@@ -20,6 +20,7 @@
 #include "daemon/peer_log_limit.h"
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
 #include "rpma_version.h"
+#include "util/constant_time.h"
 
 namespace rpmad {
 namespace {
@@ -69,18 +70,6 @@ void ToProto(const RegionView &view, const std::string &daemon_id, v1::Region *o
 
 std::string AsString(std::span<const std::byte> bytes) {
     return std::string(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-}
-
-// Equal strings, in a time that does not depend on where they differ.
-bool TokensEqual(std::string_view a, std::string_view b) {
-    volatile unsigned char diff = a.size() == b.size() ? 0 : 1;
-    const size_t n = std::max(a.size(), b.size());
-    for (size_t i = 0; i < n; ++i) {
-        const unsigned char x = i < a.size() ? a[i] : 0;
-        const unsigned char y = i < b.size() ? b[i] : 0;
-        diff = static_cast<unsigned char>(diff | (x ^ y));
-    }
-    return diff == 0;
 }
 
 // One debug line per call that changes something, for operators tracing a
@@ -142,7 +131,7 @@ class Callers {
                                 std::string(call) +
                                     " needs the admin token: send it as the metadata "
                                     "'authorization: Bearer <token>' (rpmactl --admin-token)");
-        if (!TokensEqual(*bearer, expected)) {
+        if (!rpma::util::ConstantTimeEquals(*bearer, expected)) {
             Refused(context, std::string(call) + " refused: wrong admin token");
             return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                                 std::string(call) + " refused: the admin token is wrong");
@@ -169,11 +158,12 @@ class Callers {
             // Every token is compared, so the time taken says nothing of which matched.
             const ClientToken *client = nullptr;
             for (const ClientToken &candidate : config->client_tokens)
-                if (TokensEqual(*bearer, candidate.token))
+                if (rpma::util::ConstantTimeEquals(*bearer, candidate.token))
                     client = &candidate;
             if (client != nullptr) {
                 who->identity = "token:" + client->name;
-            } else if (!config->admin_token.empty() && TokensEqual(*bearer, config->admin_token)) {
+            } else if (!config->admin_token.empty() &&
+                       rpma::util::ConstantTimeEquals(*bearer, config->admin_token)) {
                 who->identity = "admin";
             } else {
                 Refused(context, std::string(call) + " refused: wrong client token");

@@ -42,7 +42,7 @@
 #include "daemon/region.h"
 #include "daemon/session_table.h"
 #include "daemon/status.h"
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 #include "rpma/rpma.hpp"
 
 namespace rpmad {

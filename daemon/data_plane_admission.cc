@@ -3,7 +3,7 @@
 #include "daemon/data_plane.h"
 #include "daemon/data_plane_state.h"
 #include "daemon/log.h"
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 
 namespace rpmad {
 namespace {
@@ -102,10 +102,11 @@ void DataPlane::Accept(rpma::ConnReq request) {
                 return fail("posting a receive failed: " + posted.error().message());
         }
     }
-    wire::ConnectAccept accept{
-        static_cast<uint8_t>(region->access.persistence == Persistence::kApm ? 1 : 2),
-        region->region->size(), region->access.region_descriptor,
-        region->access.peer_cfg_descriptor};
+    wire::ConnectAccept accept{region->access.persistence == Persistence::kApm
+                                   ? wire::AcceptedPersistence::kApm
+                                   : wire::AcceptedPersistence::kGpspm,
+                               region->region->size(), region->access.region_descriptor,
+                               region->access.peer_cfg_descriptor};
     const auto accept_data = wire::EncodeConnectAccept(accept);
     auto conn = request.Connect(accept_data);
     if (!conn.ok())

@@ -13,7 +13,7 @@
 
 #include "daemon/data_plane.h"
 #include "daemon/status.h"
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 #include "rpma/rpma.hpp"
 
 namespace rpmad {

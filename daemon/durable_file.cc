@@ -6,7 +6,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
+
+#include "util/files.h"
 
 namespace rpmad {
 
@@ -99,24 +102,6 @@ Status KeepAsPrevious(const std::string &path, const std::string &previous_path)
 
 }  // namespace
 
-Status ErrnoStatus(int err, std::string_view what) {
-    StatusCode code = StatusCode::kInternal;
-    switch (err) {
-        case ENOSPC:
-        case EDQUOT:
-            code = StatusCode::kResourceExhausted;
-            break;
-        case EACCES:
-        case EPERM:
-        case EROFS:
-            code = StatusCode::kPermissionDenied;
-            break;
-        default:
-            break;
-    }
-    return Status(code, std::string(what) + ": " + std::strerror(err));
-}
-
 Status SyncDirectory(const std::string &dir) {
     if (int err = InjectedError("sync " + dir)) {
         return ErrnoStatus(err, "cannot sync directory " + dir);
@@ -155,29 +140,13 @@ Status RemoveFile(const std::string &path) {
 }
 
 StatusOr<std::string> ReadWholeFile(const std::string &path) {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT) {
-            return Status(StatusCode::kNotFound, path + " does not exist");
-        }
-        return ErrnoStatus(errno, "cannot open " + path);
-    }
-    FdCloser closer(fd);
-    std::string contents;
-    char buffer[64 * 1024];
-    for (;;) {
-        ssize_t n = read(fd, buffer, sizeof(buffer));
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return ErrnoStatus(errno, "cannot read " + path);
-        }
-        if (n == 0) {
-            return contents;
-        }
-        contents.append(buffer, static_cast<size_t>(n));
-    }
+    int err = 0;
+    std::optional<std::string> contents = rpma::util::ReadWholeFile(path, &err);
+    if (contents)
+        return *contents;
+    if (err == ENOENT)
+        return Status(StatusCode::kNotFound, path + " does not exist");
+    return ErrnoStatus(err, "cannot read " + path);
 }
 
 Replacement ReplaceFileDurably(const std::string &path, std::string_view contents,

@@ -1,5 +1,4 @@
-// File operations the region store relies on for crash safety, and the one
-// place where an errno becomes a Status. A person reads these messages in a
+// File operations the region store relies on for crash safety. A person reads these messages in a
 // log or in rpmactl's output, so each names the file and the system error.
 #ifndef DAEMON_DURABLE_FILE_H
 #define DAEMON_DURABLE_FILE_H
@@ -10,11 +9,6 @@
 #include "daemon/status.h"
 
 namespace rpmad {
-
-// "<what>: <strerror(err)>" with the code a caller can act on: ENOSPC and
-// EDQUOT are RESOURCE_EXHAUSTED, EACCES, EPERM and EROFS are
-// PERMISSION_DENIED, anything else (EIO above all) is INTERNAL.
-Status ErrnoStatus(int err, std::string_view what);
 
 // fsync()s a directory, which makes the names created, renamed or removed in
 // it durable.

@@ -7,7 +7,7 @@
 #include "daemon/data_plane.h"
 #include "daemon/data_plane_state.h"
 #include "daemon/log.h"
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 
 namespace rpmad {
 

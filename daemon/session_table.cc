@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include "util/constant_time.h"
 
 namespace rpmad {
 namespace {
@@ -21,10 +22,9 @@ bool FillRandom(void *out, size_t size) {
 }  // namespace
 
 bool SecretsEqual(const std::array<uint8_t, 16> &a, const std::array<uint8_t, 16> &b) {
-    volatile uint8_t diff = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-        diff = static_cast<uint8_t>(diff | (a[i] ^ b[i]));
-    return diff == 0;
+    return rpma::util::ConstantTimeEquals(
+        std::string_view(reinterpret_cast<const char *>(a.data()), a.size()),
+        std::string_view(reinterpret_cast<const char *>(b.data()), b.size()));
 }
 
 SessionTable::SessionTable(uint32_t max_sessions, std::chrono::seconds token_ttl,

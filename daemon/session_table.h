@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "daemon/status.h"
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 
 namespace rpmad {
 

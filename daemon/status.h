@@ -7,6 +7,7 @@
 #define DAEMON_STATUS_H
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -59,6 +60,13 @@ class [[nodiscard]] StatusOr {
   private:
     std::variant<Status, T> value_;
 };
+
+// "<what>: <strerror(err)>" with the code a caller can act on: ENOENT and
+// ENOTDIR are NOT_FOUND; EACCES, EPERM and EROFS PERMISSION_DENIED; ENOSPC
+// and EDQUOT RESOURCE_EXHAUSTED; EISDIR, ELOOP and ENAMETOOLONG (a path
+// that cannot work) FAILED_PRECONDITION; anything else (EIO above all)
+// INTERNAL. The one place where an errno becomes a Status.
+Status ErrnoStatus(int err, std::string_view what);
 
 }  // namespace rpmad
 

@@ -47,14 +47,15 @@ std::string PersistenceName(v1::Persistence persistence) {
 std::string Counter(bool available, uint64_t value, bool bytes) {
     if (!available)
         return "unknown";
-    return bytes ? FormatSize(value) + " (" + std::to_string(value) + ")" : std::to_string(value);
+    return bytes ? FormatSizeRounded(value) + " (" + std::to_string(value) + ")"
+                 : std::to_string(value);
 }
 
 // The region's row; `state` is the replica's state among the daemons
 // given (set_view.h), never "ok" for a replica that missed writes.
 void AddRegionRow(Table &table, const std::string &server, const v1::Region &region,
                   const std::string &state) {
-    table.AddRow({server, region.name(), FormatSize(region.size()),
+    table.AddRow({server, region.name(), FormatSizeRounded(region.size()),
                   PersistenceName(region.persistence()), region.granularity(),
                   std::to_string(region.open_sessions()),
                   FormatUnixTime(region.created_unix_seconds()), state});
@@ -90,11 +91,12 @@ int WithDaemons(const Settings &settings, const std::function<int(Daemons &)> &b
 // --- region ------------------------------------------------------------------
 
 int RegionCreate(const Settings &settings, const AdminArgs &args) {
-    const auto size = ParseSize(args.size);
+    std::string error;
+    const auto size = ParseSizeArgument("SIZE", args.size, &error);
     if (!size || *size == 0) {
         PrintError(rpma::client::Status(
             rpma::client::StatusCode::kInvalidArgument,
-            "'" + args.size + "' is not a region size: write a multiple of 4096 such as 1MiB"));
+            size ? "SIZE: 0 is not a region size: write a multiple of 4096 such as 1MiB" : error));
         return kExitUsage;
     }
     if (settings.cluster.enabled())
@@ -259,7 +261,7 @@ int RegionInfo(const Settings &settings, const AdminArgs &args) {
                 row("name", [](const v1::Region &r) { return r.name(); });
                 row("id", [](const v1::Region &r) { return std::to_string(r.id()); });
                 row("size", [](const v1::Region &r) {
-                    return FormatSize(r.size()) + " (" + std::to_string(r.size()) + ")";
+                    return FormatSizeRounded(r.size()) + " (" + std::to_string(r.size()) + ")";
                 });
                 row("persistence",
                     [](const v1::Region &r) { return PersistenceName(r.persistence()); });
@@ -359,7 +361,8 @@ int SessionList(const Settings &settings, const AdminArgs &args) {
                         table.AddRow({answer->daemon->address(), s.session_id(), s.region(),
                                       SessionState(s.state()), s.peer().empty() ? "-" : s.peer(),
                                       FormatUnixTime(s.opened_unix_seconds()),
-                                      std::to_string(s.flushes()), FormatSize(s.bytes_flushed())});
+                                      std::to_string(s.flushes()),
+                                      FormatSizeRounded(s.bytes_flushed())});
                 if (table.empty())
                     printf("no sessions\n");
                 else

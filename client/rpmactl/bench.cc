@@ -155,21 +155,28 @@ void DeleteWhereCreated(Daemons &daemons, const std::string &name,
 }
 
 int Bench(const Settings &settings, const BenchArgs &args) {
-    const auto region_size = ParseSize(args.region_size);
-    const auto stream = ParseSize(args.stream);
+    std::string error;
+    const auto region_size = ParseSizeArgument("--region-size", args.region_size, &error);
+    const auto stream =
+        region_size ? ParseSizeArgument("--stream", args.stream, &error) : std::nullopt;
+    if (!region_size || !stream) {
+        PrintError(Status(StatusCode::kInvalidArgument, error));
+        return kExitUsage;
+    }
     std::vector<uint64_t> sizes;
     std::stringstream list(args.sizes);
     for (std::string item; std::getline(list, item, ',');) {
-        const auto size = ParseSize(item);
+        const auto size = ParseSizeArgument("--sizes", item, &error);
         if (!size || *size == 0) {
-            PrintError(Status(StatusCode::kInvalidArgument,
-                              "--sizes: '" + item + "' is not a payload size (e.g. 64,4KiB,1MiB)"));
+            PrintError(
+                Status(StatusCode::kInvalidArgument,
+                       size ? "--sizes: 0 is not a payload size (e.g. 64,4KiB,1MiB)" : error));
             return kExitUsage;
         }
         sizes.push_back(*size);
     }
     std::sort(sizes.begin(), sizes.end());
-    if (!region_size || !stream || sizes.empty() || args.iterations == 0 ||
+    if (sizes.empty() || args.iterations == 0 ||
         *region_size < std::max<uint64_t>(sizes.back(), kStreamChunk)) {
         PrintError(Status(StatusCode::kInvalidArgument,
                           "bench needs --sizes, --iterations > 0, a --stream size and a "
@@ -306,21 +313,21 @@ int Bench(const Settings &settings, const BenchArgs &args) {
         header.push_back("ratio");
     Table table(header);
     for (size_t i = 0; i < sizes.size(); ++i) {
-        std::vector<std::string> row = {"write+persist (us)", FormatSize(sizes[i])};
+        std::vector<std::string> row = {"write+persist (us)", FormatSizeRounded(sizes[i])};
         for (const Measured &m : measured)
             row.insert(row.end(), {Micros(m.median_us[i]), Micros(m.p99_us[i])});
         if (ratio)
             row.push_back(Micros(all.median_us[i] / one.median_us[i] * 100) + "%");
         table.AddRow(row);
     }
-    std::vector<std::string> stream_row = {"stream (MiB/s)", FormatSize(kStreamChunk)};
+    std::vector<std::string> stream_row = {"stream (MiB/s)", FormatSizeRounded(kStreamChunk)};
     for (const Measured &m : measured)
         stream_row.insert(stream_row.end(), {Micros(m.stream_mib_per_s), "-"});
     if (ratio)
         stream_row.push_back(Micros(all.stream_mib_per_s / one.stream_mib_per_s * 100) + "%");
     table.AddRow(stream_row);
     printf("bench %s: %zu iterations per size (medians), %s streamed\n", args.region.c_str(),
-           args.iterations, FormatSize(*stream).c_str());
+           args.iterations, FormatSizeRounded(*stream).c_str());
     table.Print();
     return kExitOk;
 }

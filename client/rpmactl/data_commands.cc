@@ -72,7 +72,8 @@ Json Summary(const rpma::client::Region &region, uint64_t offset, uint64_t bytes
 
 std::string Rate(uint64_t bytes, double seconds) {
     return seconds > 0
-               ? FormatSize(static_cast<uint64_t>(static_cast<double>(bytes) / seconds)) + "/s"
+               ? FormatSizeRounded(static_cast<uint64_t>(static_cast<double>(bytes) / seconds)) +
+                     "/s"
                : "-";
 }
 
@@ -109,9 +110,9 @@ int Put(const Settings &settings, const DataArgs &args) {
     rpma::client::OpenOptions options;
     options.quorum = args.quorum;
     if (!args.size.empty()) {
-        const auto size = ParseSize(args.size);
+        const auto size = ParseSizeArgument("--size", args.size, &error);
         if (!size || *size == 0)
-            return Usage("'" + args.size + "' is not a region size: write a multiple of 4096");
+            return Usage(size ? "--size: 0 is not a region size: write a multiple of 4096" : error);
         options.create_size = *size;
     } else if (args.create) {
         options.create_size =
@@ -174,7 +175,7 @@ int Put(const Settings &settings, const DataArgs &args) {
         for (const auto &r : (*region)->replicas())
             live += r.state == rpma::client::ReplicaState::kLive;
         printf("put %s: %s to %s at offset %llu, durable on %zu of %zu replicas, %.3f s, %s\n",
-               args.file.c_str(), FormatSize(file_size).c_str(), address->region.c_str(),
+               args.file.c_str(), FormatSizeRounded(file_size).c_str(), address->region.c_str(),
                static_cast<unsigned long long>(address->offset), live, (*region)->replicas().size(),
                seconds, Rate(file_size, seconds).c_str());
     }
@@ -188,10 +189,9 @@ int Get(const Settings &settings, const DataArgs &args) {
     const auto address = ParseRegionAddress(args.address, &error);
     if (!address)
         return Usage(error);
-    const auto length = ParseSize(args.length);
+    const auto length = ParseSizeArgument("LEN", args.length, &error);
     if (!length)
-        return Usage("'" + args.length +
-                     "' is not a length: write a byte count such as 4096 or 1MiB");
+        return Usage(error);
     if (args.replica && *args.replica >= settings.servers.size())
         return Usage("--replica " + std::to_string(*args.replica) + " names no server: there are " +
                      std::to_string(settings.servers.size()) + " (--server), counted from 0");
@@ -266,7 +266,7 @@ int Get(const Settings &settings, const DataArgs &args) {
         PrintJson(summary);
     } else {
         printf("get %s: %s from replica %zu (%s) at offset %llu to %s, %.3f s, %s\n",
-               address->region.c_str(), FormatSize(*length).c_str(), replica,
+               address->region.c_str(), FormatSizeRounded(*length).c_str(), replica,
                replicas[replica].address.c_str(), static_cast<unsigned long long>(address->offset),
                args.file.c_str(), seconds, Rate(*length, seconds).c_str());
     }

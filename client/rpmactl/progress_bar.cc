@@ -49,13 +49,14 @@ std::string ProgressBar::Render(Style style, const std::string &label, uint64_t 
         total == 0 ? 1.0 : std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
     const int percent = static_cast<int>(fraction * 100);
     const double rate = elapsed_seconds > 0 ? static_cast<double>(done) / elapsed_seconds : 0;
-    const std::string rate_text = rate > 0 ? FormatSize(static_cast<uint64_t>(rate)) + "/s" : "-";
+    const std::string rate_text =
+        rate > 0 ? FormatSizeRounded(static_cast<uint64_t>(rate)) + "/s" : "-";
     std::string eta = "-";
     if (done >= total)
         eta = "0:00";
     else if (rate > 0)
         eta = Duration(static_cast<double>(total - done) / rate);
-    const std::string amount = FormatSize(done) + "/" + FormatSize(total);
+    const std::string amount = FormatSizeRounded(done) + "/" + FormatSizeRounded(total);
     if (style == Style::kLines)
         return label + ": " + amount + " (" + std::to_string(percent) + "%) " + rate_text +
                " ETA " + eta;

@@ -132,8 +132,11 @@ std::optional<uint64_t> CountBytes(Daemons &daemons, rpma::client::Region &regio
 int Verify(const Settings &settings, const ReplicaArgs &args) {
     if (settings.servers.size() < 2)
         return Usage("verify compares replicas: give two or more --server");
-    const auto extent = ParseSize(args.extent);
-    if (!extent || *extent < 4096 || *extent > (1ull << 30) || (*extent & (*extent - 1)) != 0)
+    std::string error;
+    const auto extent = ParseSizeArgument("--extent", args.extent, &error);
+    if (!extent)
+        return Usage(error);
+    if (*extent < 4096 || *extent > (1ull << 30) || (*extent & (*extent - 1)) != 0)
         return Usage("--extent " + args.extent +
                      ": give a power of two from 4KiB to 1GiB, such as 1MiB");
     auto connected = ConnectDaemons(settings);
@@ -302,7 +305,8 @@ int Verify(const Settings &settings, const ReplicaArgs &args) {
         printf(
             "verify %s: %s on %zu replicas, compared by %s checksums computed on the "
             "daemons\n",
-            args.name.c_str(), FormatSize(size).c_str(), reached, FormatOffset(*extent).c_str());
+            args.name.c_str(), FormatSizeRounded(size).c_str(), reached,
+            FormatOffset(*extent).c_str());
         Table states({"replica", "server", "state"});
         for (size_t r = 0; r < replicas; ++r)
             states.AddRow({std::to_string(r), settings.servers[r], state_of(r)});
@@ -320,7 +324,8 @@ int Verify(const Settings &settings, const ReplicaArgs &args) {
                                                       : "- (not counted)";
                     counts += (counts.empty() ? "" : ", ") + std::to_string(r) + ": " + count;
                 }
-                table.AddRow({FormatRange(range.offset, range.length), FormatSize(range.length),
+                table.AddRow({FormatRange(range.offset, range.length),
+                              FormatSizeRounded(range.length),
                               Join(range.differing) + (range.no_majority ? " (no majority)" : ""),
                               Join(range.agreeing), counts});
             }
@@ -332,7 +337,7 @@ int Verify(const Settings &settings, const ReplicaArgs &args) {
         printf("\n");
         if (identical) {
             printf("identical: every replica compared holds the same %s\n",
-                   FormatSize(size).c_str());
+                   FormatSizeRounded(size).c_str());
         } else {
             printf("%zu differing range%s (%llu extents of %s)\n", ranges.size(),
                    ranges.size() == 1 ? "" : "s",
@@ -347,13 +352,13 @@ int Verify(const Settings &settings, const ReplicaArgs &args) {
                         "in sync: its copy is damaged, or something wrote to it behind the "
                         "replica set's back\n",
                         ReplicaLabel(r, settings).c_str(),
-                        FormatSize(differing_bytes_of[r]).c_str());
+                        FormatSizeRounded(differing_bytes_of[r]).c_str());
                 else
                     printf(
                         "replica %s is %s: it differs in %s, as expected until it is "
                         "repaired (rpmactl region repair %s)\n",
                         ReplicaLabel(r, settings).c_str(), state_of(r).c_str(),
-                        FormatSize(differing_bytes_of[r]).c_str(), args.name.c_str());
+                        FormatSizeRounded(differing_bytes_of[r]).c_str(), args.name.c_str());
             }
             if (std::any_of(ranges.begin(), ranges.end(),
                             [](const auto &range) { return range.no_majority; }))
@@ -454,8 +459,8 @@ int Repair(const Settings &settings, const ReplicaArgs &args) {
             if (o.status.ok())
                 printf("repaired replica %zu (%s) of %s: compared %s, copied %s, %.3f s\n", o.index,
                        after[o.index].address.c_str(), args.name.c_str(),
-                       FormatSize(o.progress.compared).c_str(),
-                       FormatSize(o.progress.copied).c_str(), o.seconds);
+                       FormatSizeRounded(o.progress.compared).c_str(),
+                       FormatSizeRounded(o.progress.copied).c_str(), o.seconds);
             else
                 printf(
                     "replica %zu (%s) of %s not repaired (it stays stale; run repair again): "

@@ -3,10 +3,15 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
+
+#include "util/files.h"
+#include "util/host_port.h"
 
 namespace rpmactl {
 namespace {
@@ -123,18 +128,16 @@ std::vector<std::string> SplitList(const std::string &text) {
 }  // namespace
 
 Result<std::string> ReadTokenFile(const std::string &path, const std::string &what) {
-    std::ifstream in(path);
-    std::string line;
-    if (!in)
-        return Usage("cannot read the " + what + " file " + path +
-                     ": check the path and that you may read it");
-    std::getline(in, line);
-    constexpr char kSpace[] = " \t\r\f\v";
-    const size_t begin = line.find_first_not_of(kSpace);
-    if (begin == std::string::npos)
+    int error = 0;
+    const std::optional<std::string> text = rpma::util::ReadWholeFile(path, &error);
+    if (!text)
+        return Usage("cannot read the " + what + " file " + path + ": " + std::strerror(error) +
+                     "; check the path and that you may read it");
+    const std::string_view token = rpma::util::TrimmedFirstLine(*text);
+    if (token.empty())
         return Usage("the " + what + " file " + path +
                      " holds no token on its first line: write the token there");
-    return line.substr(begin, line.find_last_not_of(kSpace) - begin + 1);
+    return std::string(token);
 }
 
 Result<Settings> ResolveSettings(const Flags &flags,
@@ -170,10 +173,9 @@ Result<Settings> ResolveSettings(const Flags &flags,
     }
     std::set<std::string> seen;
     for (const std::string &server : settings.servers) {
-        const size_t colon = server.rfind(':');
-        if (colon == std::string::npos || colon == 0 || colon + 1 == server.size())
-            return Usage("server '" + server + "' (from " + settings.servers_origin +
-                         ") is not host:port: write it like 127.0.0.1:7300 or [::1]:7300");
+        std::string error;
+        if (!rpma::util::SplitHostPort(server, &error))
+            return Usage("server (from " + settings.servers_origin + ") " + error);
         if (!seen.insert(server).second)
             return Usage("server " + server + " is given twice (from " + settings.servers_origin +
                          "): a replica set names each rpmad once");

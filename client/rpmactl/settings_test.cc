@@ -121,6 +121,14 @@ TEST_F(SettingsTest, ServersMustBeHostPortAndDistinct) {
     Flags flags;
     flags.servers = {"localhost"};
     EXPECT_FALSE(Resolve(flags).ok());
+    // An IPv6 literal needs its brackets: its last colon is not the port's.
+    flags.servers = {"[::1]:7300"};
+    EXPECT_TRUE(Resolve(flags).ok());
+    flags.servers = {"::1:7300"};
+    auto bare = Resolve(flags);
+    ASSERT_FALSE(bare.ok());
+    EXPECT_NE(bare.status().message().find("IPv6 address without brackets"), std::string::npos)
+        << bare.status().message();
     flags.servers = {"127.0.0.1:7300", "127.0.0.1:7300"};
     auto twice = Resolve(flags);
     ASSERT_FALSE(twice.ok());

@@ -1,5 +1,5 @@
-// Byte counts as people write them ("4096", "64KiB", "1G") and read them
-// ("64.0 MiB"), and the "REGION[:OFFSET]" argument of put and get.
+// Byte counts on rpmactl's command line (rpma::util::ParseSize, which rpmad
+// shares), and the "REGION[:OFFSET]" argument of put and get.
 #ifndef CLIENT_RPMACTL_SIZES_H
 #define CLIENT_RPMACTL_SIZES_H
 
@@ -7,23 +7,24 @@
 #include <optional>
 #include <string>
 
+#include "util/sizes.h"
+
 namespace rpmactl {
 
-// A decimal count with an optional binary suffix: K, KiB, M, MiB, G, GiB,
-// T, TiB (any case; "B" alone allowed). nullopt when malformed or over
-// 2^64-1.
-std::optional<uint64_t> ParseSize(const std::string &text);
+using rpma::util::FormatSizeRounded;
 
-// "512 B", "4.0 KiB", "1.5 GiB".
-std::string FormatSize(uint64_t bytes);
+// rpma::util::ParseSize of the value of `what` (an option or argument
+// name); nullopt with *error "WHAT: ..." saying what to write.
+std::optional<uint64_t> ParseSizeArgument(const std::string &what, const std::string &text,
+                                          std::string *error);
 
 struct RegionAddress {
     std::string region;
     uint64_t offset = 0;
 };
 
-// "NAME" or "NAME:OFFSET" (OFFSET as ParseSize reads it); nullopt with
-// *error saying what is wrong.
+// "NAME" or "NAME:OFFSET" (OFFSET a size); nullopt with *error saying what
+// is wrong.
 std::optional<RegionAddress> ParseRegionAddress(const std::string &text, std::string *error);
 
 }  // namespace rpmactl

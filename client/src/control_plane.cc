@@ -1,21 +1,22 @@
 #include "rpma/client/control_plane.h"
 
-#include <fstream>
-#include <sstream>
+#include <cstring>
+#include <optional>
+
+#include "util/files.h"
 
 namespace rpma::client {
 namespace {
 
 Result<std::string> ReadPem(const std::string &path, const char *what) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    if (in)
-        text << in.rdbuf();
-    if (!in || text.str().empty())
+    int error = 0;
+    std::optional<std::string> text = util::ReadWholeFile(path, &error);
+    if (!text || text->empty())
         return Status(StatusCode::kInvalidArgument,
-                      std::string("cannot read the ") + what + " " + path +
-                          ": check the path and that it is a readable PEM file");
-    return text.str();
+                      std::string("cannot read the ") + what + " " + path + ": " +
+                          (text ? "it is empty" : std::strerror(error)) +
+                          "; check the path and that it is a readable PEM file");
+    return *text;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "region_impl.h"
+#include "util/host_port.h"
 
 namespace rpma::client {
 namespace {
@@ -77,10 +78,9 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
                           " data-plane addresses: give one per replica (\"\" for the daemon's "
                           "own) or none");
     for (const std::string &data : set.data_addresses) {
-        const size_t colon = data.rfind(':');
-        if (!data.empty() && (colon == std::string::npos || colon == 0 || colon + 1 == data.size()))
-            return Status(StatusCode::kInvalidArgument,
-                          "data-plane address \"" + data + "\" is not host:port");
+        std::string error;
+        if (!data.empty() && !util::SplitHostPort(data, &error))
+            return Status(StatusCode::kInvalidArgument, "data-plane address " + error);
     }
     quorum_ = options_.quorum == 0 ? set.addresses.size() : options_.quorum;
     read_only_ = options_.read_only;

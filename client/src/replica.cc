@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "rpma_ext.h"
+#include "util/host_port.h"
 
 namespace rpma::client {
 namespace {
@@ -94,16 +95,20 @@ Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const s
 
     std::string host = session.data_address(), port = session.data_port();
     if (!data_address.empty()) {
-        const size_t colon = data_address.rfind(':');
-        host = data_address.substr(0, colon);
-        port = data_address.substr(colon + 1);
+        std::string error;
+        auto split = util::SplitHostPort(data_address, &error);
+        if (!split)
+            return Status(StatusCode::kInvalidArgument, "data-plane address " + error);
+        host = std::move(split->host);
+        port = std::move(split->port);
     }
 
     std::unique_ptr<Replica> replica(new Replica());
     replica->address_ = control.address();
     replica->session_id_ = session.session_id();
     replica->daemon_id_ = session.daemon_id();
-    const std::string where = control.address() + " (data plane " + host + ":" + port + ")";
+    const std::string where =
+        control.address() + " (data plane " + util::JoinHostPort(host, port) + ")";
     auto peer = Peer::ForAddress(host, RPMA_UTIL_IBV_CONTEXT_REMOTE);
     if (!peer.ok())
         return DataPlaneError(where, peer.error());
@@ -171,7 +176,7 @@ Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const s
         return DataPlaneError(where, applied.error());
     replica->region_.emplace(std::move(*remote));
     replica->size_ = accept->region_size;
-    replica->gpspm_ = accept->persistence == v1::PERSISTENCE_GPSPM;
+    replica->gpspm_ = accept->persistence == wire::AcceptedPersistence::kGpspm;
     auto cq_fd = replica->conn_->Cq().fd();
     if (!cq_fd.ok())
         return DataPlaneError(where, cq_fd.error());

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 #include "rpma/client/control_plane.h"
 #include "rpma/client/status.h"
 #include "rpma/rpma.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace wire = rpmad::wire;
@@ -81,6 +81,7 @@ void CheckConnectAccept(std::span<const std::byte> input) {
     const auto accept = wire::DecodeConnectAccept(input);
     const bool well_formed = input.size() >= kHeaderSize && StartsWith(input, "RPMA") &&
                              HasVersion(input) &&
+                             (input[5] == std::byte{1} || input[5] == std::byte{2}) &&
                              input.size() >= kHeaderSize + static_cast<uint8_t>(input[6]) +
                                                  static_cast<uint8_t>(input[7]);
     FUZZ_CHECK(accept.has_value() == well_formed);

@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "daemon/catalog.h"
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 
 namespace {
 
@@ -49,7 +49,7 @@ wire::SessionToken SampleToken() {
 
 // The descriptors the daemon sends for a region: the rpma memory-region
 // descriptor (21 bytes) and the peer configuration (1 byte).
-wire::ConnectAccept SampleAccept(uint8_t persistence) {
+wire::ConnectAccept SampleAccept(wire::AcceptedPersistence persistence) {
     wire::ConnectAccept accept;
     accept.persistence = persistence;
     accept.region_size = 1 << 20;
@@ -68,8 +68,9 @@ bool WriteWireSeeds(const std::string &dir) {
     std::string wrong_version(AsText(request));
     wrong_version[4] = static_cast<char>(wire::kProtocolVersion + 1);
 
-    const auto apm = wire::EncodeConnectAccept(SampleAccept(1));
-    std::string padded_gpspm(AsText(wire::EncodeConnectAccept(SampleAccept(2))));
+    const auto apm = wire::EncodeConnectAccept(SampleAccept(wire::AcceptedPersistence::kApm));
+    std::string padded_gpspm(
+        AsText(wire::EncodeConnectAccept(SampleAccept(wire::AcceptedPersistence::kGpspm))));
     padded_gpspm.resize(wire::kMaxAcceptSize, '\0');
     std::string short_accept(AsText(apm));
     short_accept.pop_back();  // one byte of the peer configuration missing

@@ -109,6 +109,26 @@ class ClientTest : public ::testing::Test {
     std::array<std::unique_ptr<Rpmad>, 3> daemons_;
 };
 
+// A data-plane address override may be an IPv6 literal in brackets: the
+// daemon's data plane listens on ::1 only, so the region opens and takes
+// writes only if the client dials "::1" (not "[::1]") at the given port.
+TEST_F(ClientTest, DataAddressOverrideTakesABracketedIpv6Literal) {
+    RpmadOptions options;
+    options.pool_dir = TempPath(std::string(Name()) + "-pool");
+    options.data_host = "::1";
+    std::string error;
+    auto rpmad = Rpmad::Start(options, &error);
+    ASSERT_NE(rpmad, nullptr) << error;
+    ReplicaSet set;
+    set.addresses = {rpmad->control()};
+    set.data_addresses = {"[::1]:" + std::to_string(rpmad->data_port())};
+    auto region = Open({}, &set);
+    ASSERT_NE(region, nullptr);
+    const auto bytes = Pattern(kRecord, 3);
+    ASSERT_TRUE(region->WritePersist(0, bytes).ok());
+    EXPECT_EQ(ReadAll(*region, 0, 0, kRecord), bytes);
+}
+
 TEST_F(ClientTest, ReplicatesAndReadsBackIdenticalBytesFromEachReplica) {
     ASSERT_NO_FATAL_FAILURE(StartThree());
     auto region = Open();

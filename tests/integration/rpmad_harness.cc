@@ -8,6 +8,8 @@
 #include <fstream>
 #include <thread>
 
+#include "util/host_port.h"
+
 namespace rpma::testing {
 namespace {
 
@@ -41,15 +43,16 @@ std::vector<std::byte> Pattern(size_t size, uint8_t seed) {
 std::unique_ptr<Rpmad> Rpmad::Start(const RpmadOptions &options, std::string *error) {
     const int control_port = options.control_port != 0 ? options.control_port : FreePort();
     const int data_port = options.data_port != 0 ? options.data_port : FreePort();
-    std::vector<std::string> argv = {Runfile("daemon/rpmad"),
-                                     "--pool-dir",
-                                     options.pool_dir,
-                                     "--listen",
-                                     "127.0.0.1:" + std::to_string(control_port),
-                                     "--data-listen",
-                                     "127.0.0.1:" + std::to_string(data_port),
-                                     "--provider",
-                                     "tcp"};
+    std::vector<std::string> argv = {
+        Runfile("daemon/rpmad"),
+        "--pool-dir",
+        options.pool_dir,
+        "--listen",
+        "127.0.0.1:" + std::to_string(control_port),
+        "--data-listen",
+        util::JoinHostPort(options.data_host, std::to_string(data_port)),
+        "--provider",
+        "tcp"};
     std::string config_path;
     if (!options.config_yaml.empty()) {
         config_path = TempPath("rpmad.yaml");

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
 #include "rpma/rpma.hpp"
 #include "tests/integration/process.h"
@@ -31,6 +31,8 @@ struct RpmadOptions {
     // data_port()) to restart a daemon where its clients knew it.
     int control_port = 0;
     int data_port = 0;
+    // The data plane's listen host: "::1" to serve it on IPv6 loopback only.
+    std::string data_host = "127.0.0.1";
 };
 
 class Rpmad {

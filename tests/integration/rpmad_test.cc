@@ -129,7 +129,7 @@ TEST_F(RpmadTest, GpspmFlushRequestsPersistAndRefuseRangesOutsideTheRegion) {
     EXPECT_EQ(session.persistence(), v1::PERSISTENCE_GPSPM);
     auto client = Connect(session);
     ASSERT_NE(client, nullptr);
-    EXPECT_EQ(client->accept().persistence, 2);
+    EXPECT_EQ(client->accept().persistence, rpmad::wire::AcceptedPersistence::kGpspm);
 
     const auto bytes = Pattern(8192, 3);
     ASSERT_EQ(client->Write(0, bytes), IBV_WC_SUCCESS);

@@ -1,4 +1,4 @@
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 
 #include <gtest/gtest.h>
 
@@ -52,7 +52,7 @@ TEST(DataPlaneWire, BadConnectRequestsSayWhy) {
 
 TEST(DataPlaneWire, AcceptRoundTripsWithinTheLimitAndIgnoresPadding) {
     ConnectAccept accept;
-    accept.persistence = 2;
+    accept.persistence = AcceptedPersistence::kGpspm;
     accept.region_size = 1ull << 40;
     accept.region_descriptor.assign(21, std::byte{7});
     accept.peer_cfg_descriptor.assign(1, std::byte{1});
@@ -61,10 +61,21 @@ TEST(DataPlaneWire, AcceptRoundTripsWithinTheLimitAndIgnoresPadding) {
     encoded.resize(196);  // padding
     auto decoded = DecodeConnectAccept(encoded);
     ASSERT_TRUE(decoded.has_value());
-    EXPECT_EQ(decoded->persistence, 2);
+    EXPECT_EQ(decoded->persistence, AcceptedPersistence::kGpspm);
     EXPECT_EQ(decoded->region_size, 1ull << 40);
     EXPECT_EQ(decoded->region_descriptor, accept.region_descriptor);
     EXPECT_EQ(decoded->peer_cfg_descriptor, accept.peer_cfg_descriptor);
+}
+
+TEST(DataPlaneWire, AcceptWithAnUnknownPersistenceIsRefused) {
+    ConnectAccept accept;
+    accept.region_descriptor.assign(21, std::byte{7});
+    auto encoded = EncodeConnectAccept(accept);
+    ASSERT_TRUE(DecodeConnectAccept(encoded).has_value());
+    for (const uint8_t persistence : {0, 3, 255}) {
+        encoded[5] = std::byte{persistence};
+        EXPECT_FALSE(DecodeConnectAccept(encoded).has_value()) << int{persistence};
+    }
 }
 
 TEST(DataPlaneWire, TruncatedAcceptIsRefused) {

@@ -10,136 +10,20 @@
 //   Status s = (*region)->WritePersist(0, bytes);  // durable on every replica
 //                                                  // in sync, at least 2
 //
-// Fan-out. An operation posts its work to every replica before it waits for
-// any (posts never block), then collects the completions of all replicas'
-// queues as they come, so no replica waits for another. With replica-set
-// records (below) an operation that acknowledges (write, persist, write +
-// persist, commit, and their async forms) returns once every live replica
-// (in sync, not failed) confirmed it, and they are at least the quorum
-// (OpenOptions::quorum, all by default): a Write when the bytes landed, a
-// Persist when each replica acknowledged durability (APM: a persistent
-// rpma_flush; GPSPM: the daemon's flush response; a set may mix both). A
-// replica that does not confirm within operation_timeout is marked failed
-// and recorded STALE before the operation returns; the operation then
-// succeeds when the replicas that confirmed are still the quorum, else it
-// fails with kQuorumLost. Without records (daemons older than them) it
-// returns once the quorum of live replicas confirmed it; laggards are not
-// waited for, their completions are collected by the operations that
-// follow, and a laggard that errs then, or that still has not completed
-// when a later operation needs its staging slot or times out
-// (operation_timeout), is marked failed then. Reads are served by the one
-// replica read from.
+// An acknowledged operation (write, persist, commit and their *Async
+// forms) was confirmed by every replica in sync that has not failed, and
+// they are at least OpenOptions::quorum (daemons without replica-set
+// records: by the quorum, laggards not waited for): a replica that does not confirm
+// within operation_timeout is marked failed and recorded stale before the
+// operation returns, so no later opener takes it as in sync. Errors are
+// values (Status) naming the replica; Readd (Repair) brings one back. A
+// buffer may be reused once its call returned; RegisterBuffer spares large,
+// long-lived buffers the copy into the staging ring. A Region is
+// thread-safe (one mutex); *Async runs on its worker thread in order.
 //
-// Waiting. The calling thread waits in rpma_core's own blocking wait
-// (rpma_ext_cq_wait_timeout, bounded by operation_timeout); on the tcp
-// provider that thread reads the replica's connection itself, so a
-// completion reaches it without a hand-off between threads. With several
-// replicas to hear from, it waits that way on one at a time, up to a
-// millisecond each, starting with the one posted to last (when it has
-// answered, the others most likely have too); replicas slower than that
-// are waited for all together in poll(2). A write that a persist follows
-// (in WritePersist and Commit) asks for no completion of its own: the
-// persist's confirms it.
-//
-// Failure. A replica whose work request fails, whose connection ends, or
-// that does not complete within operation_timeout is marked failed,
-// reported (OpenOptions::on_failure and replicas(): which replica, what
-// error, during which operation, and which earlier operations were
-// acknowledged without its confirmation, which only a Region without
-// records does: "it had not confirmed 7 earlier operations ..., from
-// write+persist of 4096 bytes at 81920 to ...") and
-// excluded from every later operation. Its data-plane connection is closed
-// at once, so nothing it answers late (a timed-out read's bytes) reaches
-// the staging ring or a registered buffer, which live replicas reuse from
-// then on; reading from it fails with kFailedPrecondition until Readd.
-// An operation never counts a replica that did not confirm it. With fewer
-// live replicas than the quorum an operation fails with kQuorumLost. Readd
-// (Repair) brings a failed or stale replica back: its extents compared with
-// a live replica's, those that differ copied, and only then does it count
-// again.
-//
-// Replica sets (client/REPLICA_SETS.md). Every member's rpmad keeps the
-// region's replica-set record: a generation and, per member, its daemon's
-// identity and whether it holds every acknowledged write (IN_SYNC), missed
-// some (STALE, since a generation) or is being repaired (REPAIRING).
-//  - Open reads every replica's record (in parallel, within
-//    operation_timeout) and trusts the newest only when it reached a
-//    majority of the replicas (else kUnavailable, unless
-//    OpenOptions::force). A replica is in sync only when the newest record
-//    says so for the daemon that answered at its address and that daemon
-//    holds the newest record itself (a newest change that cannot have
-//    reached a majority, its writer dead, is stepped back from; the
-//    replicas it had out stay out); every other one is kStale in
-//    replicas(): no session, never read, never counted, written to only
-//    once repaired. A writer whose view differs from the record (a member
-//    not reached, one behind) records it (generation + 1) before it opens
-//    its sessions, which carry the generation (a newer record fences them).
-//    Open fails with kQuorumLost when fewer in-sync replicas than the
-//    quorum are reachable, naming the stale ones and since when ("repair
-//    with `rpmactl region repair NAME`"); a writer's open that finds a
-//    member being repaired fails with kUnavailable unless it takes the
-//    repair over (OpenOptions::repair_takeover) or forces.
-//  - Shrink before you skip. When a replica that is in sync in the record
-//    is marked failed, the Region records it STALE (generation + 1) on the
-//    live replicas before it acknowledges any operation again, the one that
-//    found the failure included. The record counts once every in-sync
-//    member of the new record and a majority of all members accepted it;
-//    if fewer did, that operation and the next ones fail with kQuorumLost
-//    ("recording ...: 1 of 2 needed accepted"). If another writer changed
-//    the record meanwhile (its compare-and-set won), this Region is fenced:
-//    that operation and every later one fail with kFailedPrecondition
-//    ("the replica set changed under this Region ...: open it again").
-//    Nothing is recorded while every replica works: the data path only
-//    tests a flag.
-//  - Small sets. A change needs a majority of the members, so a set of 2
-//    cannot drop a member (its operations fail with kQuorumLost when one
-//    fails, whatever the quorum) and a set of 3 goes on without one member
-//    but not without two (reads of the replicas in sync go on; a repair of
-//    one of the two brings a majority back). Use three replicas to survive
-//    a failure. The default quorum is every replica of the set, stale ones
-//    included: to open a set with a stale replica (to repair it), give a
-//    quorum the replicas in sync meet.
-//  - Quorums. The quorum is the fewest replicas in sync an operation may
-//    be acknowledged by, not how many it waits for: every replica in sync
-//    and not failed is waited for (a slow one, up to operation_timeout,
-//    then it is recorded STALE first), so an acknowledged write is on every
-//    replica in sync, whatever the quorum, and the next opener never takes
-//    a replica as in sync without it (as Kafka's acks=all with
-//    min.insync.replicas). A smaller quorum lets writes go on once replicas
-//    failed, not faster while they all work.
-//  - Daemons older than the record (GetReplicaSet UNIMPLEMENTED on every
-//    replica reached): the Region works as before, recording nothing
-//    (generation() 0). A set that mixes them with newer ones is refused
-//    (kFailedPrecondition: upgrade every daemon).
-//
-// Buffers. Unregistered buffers are copied into a registered staging ring
-// (8 slots of 1 MiB, registered once per replica at Open); nothing is
-// registered on the hot path. A slot is reused only once every replica not
-// failed is done with it, laggards included, so a write larger than the
-// ring (8 MiB) waits for its ninth piece until the slowest replica took its
-// first (at most operation_timeout: then that replica is marked failed).
-// Buffers given to RegisterBuffer are written from and read into directly
-// (zero copy), registered once per replica and reused until
-// UnregisterBuffer, for writes when the quorum is as large as the replicas
-// not failed (the default quorum, all; or 2 of 3 once one failed). Behind
-// a smaller quorum, writes from them are copied into the staging ring like
-// any others. Without records that copy is needed: a laggard still sending
-// from the buffer after the call returned would store, and confirm, bytes
-// the application wrote there since. With records every replica in sync is
-// waited for (or marked failed, its connection closed), so only a replica
-// being repaired could still send afterwards; the copy is kept all the
-// same, a cost of a smaller quorum (the decision does not look at records
-// yet). Either way a
-// buffer may be reused as soon as the call returned. Measured (client/BENCH.md): at 4 KiB the two
-// cost the same latency (the copy is ~450 instructions of a ~20 us write + persist); streaming 1
-// MiB writes, a registered buffer reaches 0.94x raw TCP and the staging ring 0.70x. So register
-// large long-lived buffers; small writes need not be. Behind a quorum smaller than the set,
-// registering gains nothing on writes (they pay the copy); reads still go without a copy.
-//
-// Threads. A Region is thread-safe: operations are serialized by one mutex
-// (so an operation's latency includes waiting for others). The *Async
-// variants run on the Region's own worker thread in the order submitted;
-// the caller keeps the buffers alive until the future is ready.
+// How and why (fan-out, waiting, failure, replica-set records, buffers,
+// threads): client/REGION.md and client/REPLICA_SETS.md; measurements:
+// client/BENCH.md.
 #ifndef CLIENT_INCLUDE_RPMA_CLIENT_REGION_H
 #define CLIENT_INCLUDE_RPMA_CLIENT_REGION_H
 

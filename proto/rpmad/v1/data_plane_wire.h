@@ -2,8 +2,8 @@
 // the private data of a connection request and of its acceptance, and the
 // GPSPM flush request and response messages. All integers little-endian;
 // every decoder checks length, magic and version before it trusts a byte.
-#ifndef PROTO_RPMAD_V1_DATA_PLANE_H
-#define PROTO_RPMAD_V1_DATA_PLANE_H
+#ifndef PROTO_RPMAD_V1_DATA_PLANE_WIRE_H
+#define PROTO_RPMAD_V1_DATA_PLANE_WIRE_H
 
 #include <array>
 #include <cstddef>
@@ -39,12 +39,17 @@ enum class RequestProblem { kNone, kLength, kMagic, kVersion };
 const char *RequestProblemText(RequestProblem problem);
 RequestProblem DecodeConnectRequest(std::span<const std::byte> private_data, SessionToken *token);
 
-// Acceptance private data: "RPMA", version, persistence (1 APM, 2 GPSPM),
+// How the client makes its writes durable, as the acceptance says it (the
+// same numbers as rpmad.v1.Persistence, whose UNSPECIFIED is never sent).
+enum class AcceptedPersistence : uint8_t { kApm = 1, kGpspm = 2 };
+
+// Acceptance private data: "RPMA", version, persistence (AcceptedPersistence),
 // descriptor lengths, the region size, the region's memory descriptor, the
 // daemon's peer-config descriptor. At most 196 bytes (rdma_cm's limit for an
 // accept); the verbs provider may pad it, so decoding ignores trailing bytes.
+// An unknown persistence is refused: a client must not guess how to persist.
 struct ConnectAccept {
-    uint8_t persistence = 0;
+    AcceptedPersistence persistence = AcceptedPersistence::kApm;
     uint64_t region_size = 0;
     std::vector<std::byte> region_descriptor;
     std::vector<std::byte> peer_cfg_descriptor;
@@ -78,4 +83,4 @@ std::optional<FlushResponse> DecodeFlushResponse(std::span<const std::byte> byte
 
 }  // namespace rpmad::wire
 
-#endif  // PROTO_RPMAD_V1_DATA_PLANE_H
+#endif  // PROTO_RPMAD_V1_DATA_PLANE_WIRE_H

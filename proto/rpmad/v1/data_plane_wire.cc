@@ -1,4 +1,4 @@
-#include "proto/rpmad/v1/data_plane.h"
+#include "proto/rpmad/v1/data_plane_wire.h"
 
 #include <cstdio>
 #include <cstring>
@@ -138,7 +138,10 @@ std::optional<ConnectAccept> DecodeConnectAccept(std::span<const std::byte> priv
         static_cast<uint8_t>(private_data[4]) != kProtocolVersion)
         return std::nullopt;
     ConnectAccept accept;
-    accept.persistence = static_cast<uint8_t>(private_data[5]);
+    const auto persistence = static_cast<AcceptedPersistence>(private_data[5]);
+    if (persistence != AcceptedPersistence::kApm && persistence != AcceptedPersistence::kGpspm)
+        return std::nullopt;
+    accept.persistence = persistence;
     const size_t region_len = static_cast<uint8_t>(private_data[6]);
     const size_t cfg_len = static_cast<uint8_t>(private_data[7]);
     if (private_data.size() < kAcceptHeaderSize + region_len + cfg_len)
