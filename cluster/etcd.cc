@@ -1,7 +1,9 @@
 #include "cluster/etcd.h"
 
-#include <fstream>
-#include <sstream>
+#include <cstring>
+
+#include "cluster/endpoints.h"
+#include "util/files.h"
 
 namespace rpma::cluster {
 namespace {
@@ -9,14 +11,14 @@ namespace {
 using etcdserverpb::Compare;
 
 grpc::Status ReadPem(const std::string &path, const char *what, std::string *out) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in || text.str().empty())
+    int error = 0;
+    auto text = rpma::util::ReadWholeFile(path, &error);
+    if (!text || text->empty())
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                            std::string("cannot read the etcd ") + what + " " + path +
-                                ": give a readable PEM file");
-    *out = text.str();
+                            std::string("cannot read the etcd ") + what + " " + path + " (" +
+                                (text ? "empty" : std::strerror(error)) +
+                                "): give a readable PEM file");
+    *out = std::move(*text);
     return grpc::Status::OK;
 }
 
@@ -44,34 +46,11 @@ std::string PrefixEnd(const std::string &prefix) {
 }
 
 grpc::Status ParseEndpoints(std::string_view text, EtcdOptions *options) {
-    options->endpoints.clear();
-    size_t start = 0;
-    while (start <= text.size()) {
-        size_t comma = text.find(',', start);
-        if (comma == std::string_view::npos)
-            comma = text.size();
-        std::string endpoint(text.substr(start, comma - start));
-        start = comma + 1;
-        if (endpoint.empty())
-            continue;
-        // http:// is the default and dropped; https:// stays, to ask for TLS.
-        if (endpoint.rfind("http://", 0) == 0)
-            endpoint = endpoint.substr(7);
-        const bool https = endpoint.rfind("https://", 0) == 0;
-        const std::string address = https ? endpoint.substr(8) : endpoint;
-        const size_t colon = address.rfind(':');
-        if (colon == std::string::npos || colon == 0 || colon + 1 == address.size() ||
-            address.find('/') != std::string::npos)
-            return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                "etcd endpoint '" + endpoint +
-                                    "' is not host:port (for example 127.0.0.1:2379 or "
-                                    "https://etcd1:2379)");
-        options->endpoints.push_back(endpoint);
-    }
-    if (options->endpoints.empty())
-        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                            "no etcd endpoint given: list host:port of each member, "
-                            "comma-separated (for example 127.0.0.1:2379)");
+    std::string error;
+    auto endpoints = ParseEtcdEndpoints(text, &error);
+    if (!endpoints)
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, error);
+    options->endpoints = std::move(*endpoints);
     return grpc::Status::OK;
 }
 

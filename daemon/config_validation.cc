@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "cluster/endpoints.h"
 #include "daemon/config_files.h"
 #include "daemon/config_text.h"
 #include "daemon/did_you_mean.h"
@@ -131,21 +132,9 @@ Status CheckCluster(const Config &config, const Locator &where) {
     const ClusterConfig &cluster = config.cluster;
     if (!cluster.enabled())
         return Status();
-    std::string_view rest = cluster.etcd_endpoints;
-    while (!rest.empty()) {
-        const size_t comma = rest.find(',');
-        std::string_view endpoint = rest.substr(0, comma);
-        rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
-        for (std::string_view scheme : {"http://", "https://"})
-            if (endpoint.starts_with(scheme))
-                endpoint.remove_prefix(scheme.size());
-        StatusOr<HostPort> split = SplitHostPort(endpoint, "cluster.etcd.endpoints");
-        if (!split.ok() || split->port.empty() || split->port == "0")
-            return where.At("cluster.etcd.endpoints",
-                            Invalid("cluster.etcd.endpoints: " + Quoted(endpoint) +
-                                    " is not host:port; list etcd's members comma-separated, "
-                                    "e.g. \"127.0.0.1:2379,127.0.0.2:2379\""));
-    }
+    std::string error;
+    if (!rpma::cluster::ParseEtcdEndpoints(cluster.etcd_endpoints, &error))
+        return where.At("cluster.etcd.endpoints", Invalid("cluster.etcd.endpoints: " + error));
     for (const auto &[file, key] : {std::pair(&cluster.etcd_ca_file, "cluster.etcd.ca_file"),
                                     {&cluster.etcd_cert_file, "cluster.etcd.cert_file"},
                                     {&cluster.etcd_key_file, "cluster.etcd.key_file"}})

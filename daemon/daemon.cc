@@ -10,14 +10,10 @@
 #include "daemon/log.h"
 #include "daemon/replica_set.h"
 #include "rpma_version.h"
+#include "util/host_port.h"
 
 namespace rpmad {
 namespace {
-
-// "[::1]:7301" for an IPv6 host.
-std::string JoinHostPort(const std::string &host, const std::string &port) {
-    return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
-}
 
 StatusOr<RegionInfo> FindInfo(const RegionStore &store, const std::string &name) {
     if (auto info = store.Find(name); info.ok())
@@ -325,9 +321,10 @@ Status Daemon::JoinCluster(const std::string &control_address) {
     base.set_node_id(daemon_id_);
     base.set_control_address(cluster.advertise_control.empty() ? control_address
                                                                : cluster.advertise_control);
-    base.set_data_address(cluster.advertise_data.empty()
-                              ? JoinHostPort(data_plane_->address(), data_plane_->port())
-                              : cluster.advertise_data);
+    base.set_data_address(
+        cluster.advertise_data.empty()
+            ? rpma::util::JoinHostPort(data_plane_->address(), data_plane_->port())
+            : cluster.advertise_data);
     base.set_provider(data_plane_->provider());
     if (config_.persistence != Persistence::kGpspm)
         base.add_persistence("apm");

@@ -218,7 +218,7 @@ int ClusterRegionCreate(const Settings &settings, const std::string &name, uint6
         if (r.state() == RegionRecord::STATE_READY)
             return Fail(Status(StatusCode::kAlreadyExists,
                                "region " + name + " exists already in the cluster (" +
-                                   FormatSize(r.size_bytes()) + ", " +
+                                   FormatSizeRounded(r.size_bytes()) + ", " +
                                    std::to_string(r.replica_set().members_size()) +
                                    " replicas): rpmactl region info " + name));
         return Fail(Status(StatusCode::kFailedPrecondition,
@@ -304,7 +304,7 @@ int ClusterRegionCreate(const Settings &settings, const std::string &name, uint6
         if (settings.json) {
             PrintJson(Json{{"region", ToJson(record)}});
         } else {
-            printf("created region %s (%s) on %zu node(s):", name.c_str(), FormatSize(size).c_str(),
+            printf("created region %s (%s) on %zu node(s):", name.c_str(), FormatSizeRounded(size).c_str(),
                    chosen.size());
             for (const NodeRecord &node : chosen)
                 printf(" %s (zone '%s', %s)", node.node_id().c_str(), node.zone().c_str(),
@@ -416,7 +416,7 @@ int ClusterRegionList(const Settings &settings) {
             nodes += (nodes.empty() ? "" : ",") + m.daemon_id().substr(0, 8);
         }
         table.AddRow(
-            {r.name(), FormatSize(r.size_bytes()), StateName(r.state()),
+            {r.name(), FormatSizeRounded(r.size_bytes()), StateName(r.state()),
              std::to_string(in_sync) + "/" + std::to_string(r.replica_set().members_size()),
              std::to_string(r.replica_set().generation()), std::to_string(r.writer_epoch()),
              nodes});
@@ -443,7 +443,7 @@ int ClusterRegionInfo(const Settings &settings, const std::string &name) {
         return kExitOk;
     }
     printf("region %s: %s, %s, replica set generation %llu, writer epoch %llu\n", name.c_str(),
-           FormatSize(r.size_bytes()).c_str(), StateName(r.state()).c_str(),
+           FormatSizeRounded(r.size_bytes()).c_str(), StateName(r.state()).c_str(),
            static_cast<unsigned long long>(r.replica_set().generation()),
            static_cast<unsigned long long>(r.writer_epoch()));
     printf("created %s; last change by %s (%s)\n", FormatUnixTime(r.created_unix_seconds()).c_str(),
@@ -496,7 +496,7 @@ int ClusterNodeList(const Settings &settings) {
     for (const auto &[id, node] : *nodes)
         table.AddRow({id, node.draining() ? "draining" : "live", node.zone(),
                       node.control_address(), node.data_address(), node.provider(),
-                      FormatSize(node.capacity_bytes()), FormatSize(node.free_bytes()),
+                      FormatSizeRounded(node.capacity_bytes()), FormatSizeRounded(node.free_bytes()),
                       std::to_string(held[id])});
     for (const auto &[id, count] : held)
         if (!nodes->count(id))
