@@ -241,10 +241,8 @@ void Connection::AfterProgress() {
         return;
     // An acknowledgement goes out when the peer asked for one, or rides
     // along with whatever else is about to be sent (one sendmsg).
-    if (IsLive() && !write_shut_down_ && (ack_requested_ || !out_.Empty())) {
-        if (!ack_requested_ || !out_.Empty() || !SendAckAtOnce())
-            PushPendingAck();
-    }
+    if (IsLive() && !write_shut_down_)
+        acks_.BeforeFlush(socket_.Get(), out_);
     FlushOutbound();
     if (!socket_.Valid())
         return;

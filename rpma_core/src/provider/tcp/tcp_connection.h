@@ -20,11 +20,8 @@
 // A SEND, and an ACK the peer asked for, go out at once from the posting
 // (or processing) thread when nothing is queued ahead of them.
 //
-// Acknowledgements: the target acknowledges requests that ask for it
-// (wire::kAckRequested: signaled WRs, or every half send queue) at once,
-// and otherwise lets the cumulative ACK ride along with its next message.
-// An ACK_REQUEST is always answered, with a repeated ACK when nothing new
-// was applied: it is also how a silent peer is asked whether it lives.
+// Acknowledgements, both ways, and the policy of coalescing them:
+// Acknowledgements (tcp_acks.h).
 //
 // Liveness (tcp_liveness.h): while a connection waits for its peer, the
 // progress thread looks at it every quarter of the bound (a deadline, armed
@@ -67,6 +64,7 @@
 #include <vector>
 
 #include "rpma_core/src/provider/provider.h"
+#include "rpma_core/src/provider/tcp/tcp_acks.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_state.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
@@ -275,8 +273,6 @@ class Connection final : public EventHandler,
     bool ReadingEnabled() const;
     uint32_t WantedEvents() const;
     void UpdateInterest();
-    // Queues a cumulative ACK for what was applied and not yet acknowledged.
-    void PushPendingAck();
     // Sends what posts left queued for the next doorbell.
     void RingDoorbell();
     // Liveness: begins the looks at the peer unless they run (or are off).
@@ -376,9 +372,6 @@ class Connection final : public EventHandler,
     // Queues a posted request of `parts` parts (tcp_parts.h): `whole` with
     // the last part's sequence, and the request's `length`.
     void EnqueueParts(const OutboundMessage &whole, uint32_t parts, uint64_t length);
-    // The same for an ACK the peer asked for: false when the socket took
-    // nothing (the caller queues it).
-    bool SendAckAtOnce();
     // After a post: hands posted_since_read_ to the send CQ when it can
     // skip the next empty poll's drive altogether (CompletionQueue).
     void LetPollSkip();
@@ -480,16 +473,7 @@ class Connection final : public EventHandler,
     ReceiveQueue *rq_ = nullptr;
     SendQueue sq_;
 
-    uint64_t expected_sequence_ = 1;
-    uint64_t applied_sequence_ = 0;
-    uint64_t acknowledged_sequence_ = 0;
-    // Target: an applied request asked for an acknowledgement.
-    bool ack_requested_ = false;
-    // Target: the peer sent an ACK_REQUEST; the ACK goes even if it
-    // repeats the last one.
-    bool ack_forced_ = false;
-    // Initiator: requests posted since the last one that asked for one.
-    uint32_t unrequested_acks_ = 0;
+    Acknowledgements acks_;
     // Since the socket was last read, a request was posted while none was
     // in flight: a non-blocking poll (DriveInbound with try_only) skips one
     // read, which could only come back empty that soon.

@@ -174,7 +174,7 @@ int Connection::Disconnect() {
     std::lock_guard lock(mu_);
     switch (state_) {
         case State::kEstablished: {
-            PushPendingAck();
+            acks_.Queue(out_);
             OutboundMessage goodbye;
             goodbye.header.opcode = wire::Opcode::kDisconnect;
             out_.Push(std::move(goodbye));
@@ -290,7 +290,7 @@ void Connection::OnDisconnectMessage() {
     if (!IsLive() || received_disconnect_)
         return ProtocolError("unexpected DISCONNECT");
     received_disconnect_ = true;
-    PushPendingAck();
+    acks_.Queue(out_);
     if (!sent_disconnect_) {
         OutboundMessage goodbye;
         goodbye.header.opcode = wire::Opcode::kDisconnect;

@@ -270,8 +270,7 @@ void Connection::OnHeader() {
                 return ProtocolError("unexpected ACK_REQUEST");
             // Everything before it was applied; answered even when nothing
             // is new, as the peer may be asking whether we live.
-            ack_requested_ = true;
-            ack_forced_ = true;
+            acks_.Force();
             return;
         default:
             if (header.flags & wire::kCarriesAck) {

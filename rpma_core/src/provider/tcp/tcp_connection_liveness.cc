@@ -93,8 +93,7 @@ void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
     }
     if (holding_message) {
         // A repeated ACK tells the sender that we live, as an RNR NAK does.
-        ack_requested_ = true;
-        ack_forced_ = true;
+        acks_.Force();
     }
     AfterProgress();
 }
