@@ -301,11 +301,10 @@ void Connection::OnDeadline() {
     const ProgressEngine::Clock::time_point now = ProgressEngine::Clock::now();
     if (deadline_scheduled_ && deadline_at_ <= now)
         deadline_scheduled_ = false;
-    if (look_scheduled_ && look_scheduled_at_ <= now)
-        look_scheduled_ = false;
+    liveness_.DeadlinePassed(now);
     if (doorbell_pending_ && doorbell_by_ <= now)
         RingDoorbell();
-    if (watching_peer_ && peer_look_at_ <= now)
+    if (liveness_.Due(now))
         LookAtPeer(now);
     if (Lingering() && lease_until_ <= now) {
         if (std::exchange(lease_renewed_, false)) {
@@ -322,7 +321,7 @@ void Connection::OnDeadline() {
         ScheduleDeadline(doorbell_by_);
     if (Lingering())
         ScheduleDeadline(lease_until_);
-    if (watching_peer_)
+    if (liveness_.Watching())
         ScheduleLook();
     UpdateInterest();
 }
@@ -548,7 +547,7 @@ void Connection::CloseNow() {
         timer_.Reset();
     }
     timer_purpose_ = TimerPurpose::kNone;
-    watching_peer_ = false;
+    liveness_.Stop();
     stage_begin_ = stage_end_ = 0;
     in_.destination.clear();
     in_.atomic_target = {};

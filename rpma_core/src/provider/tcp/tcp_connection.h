@@ -277,11 +277,11 @@ class Connection final : public EventHandler,
     void RingDoorbell();
     // Liveness: begins the looks at the peer unless they run (or are off).
     void WatchPeer() {
-        if (!watching_peer_) [[unlikely]]
+        if (!liveness_.Watching()) [[unlikely]]
             StartWatchingPeer();
     }
     void StartWatchingPeer();
-    // Asks the engine for OnDeadline at peer_look_at_ unless a deadline no
+    // Asks the engine for OnDeadline at the next look unless a deadline no
     // later than that is pending already.
     void ScheduleLook();
     // One look, on the progress thread: probe, heartbeat, or break.
@@ -448,15 +448,7 @@ class Connection final : public EventHandler,
     std::vector<uint8_t> connect_private_data_;
     std::vector<uint8_t> request_private_data_;
     sockaddr_storage peer_address_{};  // AF_UNSPEC until a socket is attached
-    // Liveness: looks at the peer run (LookAtPeer at peer_look_at_), with
-    // the bound read when they began.
-    bool watching_peer_ = false;
-    int watch_timeout_ms_ = 0;
-    ProgressEngine::Clock::time_point peer_look_at_;
-    // The look deadline the engine holds, if any.
-    bool look_scheduled_ = false;
-    ProgressEngine::Clock::time_point look_scheduled_at_;
-    PeerWatch peer_watch_;
+    PeerLiveness liveness_;
     std::weak_ptr<RequestQueue> requests_;
     bool request_failed_ = false;
     uint32_t peer_send_queue_depth_ = 1;  // ClampPeerDepth of the handshake's
