@@ -180,7 +180,7 @@ uint32_t Connection::WantedEvents() const {
     if (!ReadingEnabled()) {
         // RDHUP stays on while reading is paused so a vanished peer is noticed.
         events |= EPOLLRDHUP;
-    } else if (inline_waiters_ == 0 && !mute_lease_) {
+    } else if (!lease_.Muted()) {
         events |= EPOLLIN | EPOLLRDHUP;
     }
     // Otherwise a thread reading inline has the socket (or the linger after
@@ -190,7 +190,7 @@ uint32_t Connection::WantedEvents() const {
     // progress thread watches again and finds what happened meanwhile.
     // Messages waiting for their doorbell are not the progress thread's to
     // send (yet); EPOLLOUT is for a queue the socket did not take.
-    if (state_ == State::kConnecting || (!out_.Empty() && !doorbell_pending_))
+    if (state_ == State::kConnecting || (!out_.Empty() && !lease_.DoorbellPending()))
         events |= EPOLLOUT;
     return events;
 }
@@ -205,7 +205,7 @@ void Connection::UpdateInterest() {
 }
 
 void Connection::FlushOutbound() {
-    doorbell_pending_ = false;
+    lease_.DoorbellRung();
     if (!socket_.Valid() || state_ == State::kConnecting || out_.Empty())
         return;
     const OutboundQueue::FlushResult result = out_.Flush(socket_.Get());
@@ -302,25 +302,15 @@ void Connection::OnDeadline() {
     if (deadline_scheduled_ && deadline_at_ <= now)
         deadline_scheduled_ = false;
     liveness_.DeadlinePassed(now);
-    if (doorbell_pending_ && doorbell_by_ <= now)
+    if (lease_.DoorbellDue(now))
         RingDoorbell();
     if (liveness_.Due(now))
         LookAtPeer(now);
-    if (Lingering() && lease_until_ <= now) {
-        if (std::exchange(lease_renewed_, false)) {
-            // A wait ended during the lease: it runs another linger.
-            lease_until_ = now + std::chrono::microseconds(
-                                     deps_.inline_linger_us->load(std::memory_order_relaxed));
-        } else {
-            // Nobody came back: the progress thread serves the socket again
-            // (level-triggered, so whatever arrived meanwhile is picked up).
-            mute_lease_ = false;
-        }
-    }
-    if (doorbell_pending_)
-        ScheduleDeadline(doorbell_by_);
-    if (Lingering())
-        ScheduleDeadline(lease_until_);
+    lease_.Expire(now, deps_.inline_linger_us->load(std::memory_order_relaxed));
+    if (lease_.DoorbellPending())
+        ScheduleDeadline(lease_.DoorbellBy());
+    if (lease_.Lingering())
+        ScheduleDeadline(lease_.Until());
     if (liveness_.Watching())
         ScheduleLook();
     UpdateInterest();

@@ -66,6 +66,7 @@
 #include "rpma_core/src/provider/provider.h"
 #include "rpma_core/src/provider/tcp/tcp_acks.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_state.h"
+#include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
@@ -286,8 +287,6 @@ class Connection final : public EventHandler,
     void ScheduleLook();
     // One look, on the progress thread: probe, heartbeat, or break.
     void LookAtPeer(ProgressEngine::Clock::time_point now);
-    // The linger after the last inline wait is running.
-    bool Lingering() const { return mute_lease_ && inline_waiters_ == 0; }
     void EndInlineWaitLocked(bool *muted);
     void ScheduleDeadline(ProgressEngine::Clock::time_point at);
     // Sends what the socket takes now; the rest goes out on EPOLLOUT.
@@ -421,19 +420,9 @@ class Connection final : public EventHandler,
     UniqueFd deferred_close_;
     bool socket_blocking_ = false;
     uint32_t interest_ = 0;
-    // Application threads polling the socket inline: while any does, or the
-    // linger after the last one runs (mute_lease_ until lease_until_), the
-    // progress engine does not watch EPOLLIN.
-    int inline_waiters_ = 0;
-    bool mute_lease_ = false;
-    ProgressEngine::Clock::time_point lease_until_;
-    // A wait ended during the running lease: its deadline extends it.
-    bool lease_renewed_ = false;
-    // Posted messages in out_ that no sendmsg was tried for yet: the next
-    // post, wait or poll sends them, at the latest doorbell_by_ (the end of
-    // the lease when the first of them was posted).
-    bool doorbell_pending_ = false;
-    ProgressEngine::Clock::time_point doorbell_by_;
+    // Application threads waiting inline, the linger after them, and the
+    // doorbell.
+    InlineLease lease_;
     // The earliest OnDeadline asked of the engine, if any.
     bool deadline_scheduled_ = false;
     ProgressEngine::Clock::time_point deadline_at_;

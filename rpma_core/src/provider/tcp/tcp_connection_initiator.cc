@@ -23,10 +23,6 @@
 namespace rpma::provider::tcp {
 namespace {
 
-// Small unsignaled requests posted in the linger after an inline wait are
-// held for the next doorbell while the queue stays below this.
-constexpr size_t kDoorbellBatchBytes = size_t{64} << 10;
-
 // Largest IBV_SEND_INLINE payload (the QP's max_inline_data).
 constexpr uint32_t kMaxInlineData = 64;
 
@@ -384,7 +380,7 @@ void Connection::EnqueueParts(const OutboundMessage &whole, uint32_t parts, uint
 }
 
 bool Connection::SendAtOnce(OutboundMessage &message) {
-    if (!out_.Empty() || !socket_.Valid() || write_shut_down_ || doorbell_pending_)
+    if (!out_.Empty() || !socket_.Valid() || write_shut_down_ || lease_.DoorbellPending())
         return false;
     size_t payload = message.inline_length;
     for (const MemorySegment &segment : message.segments) {
@@ -456,18 +452,7 @@ bool Connection::WaitForDoorbell() {
     // connection itself and its next post, wait or poll sends this along
     // (one sendmsg, e.g. a WRITE with the FLUSH after it). The engine's
     // deadline bounds the delay if it does not come back.
-    if (!Lingering() || !IsLive())
-        return false;
-    if (!doorbell_pending_ && out_.Size() > 1)
-        return false;  // the socket did not take the queue; EPOLLOUT is on it
-    if (out_.QueuedBytes() > kDoorbellBatchBytes)
-        return false;
-    if (!doorbell_pending_) {
-        // The lease's deadline (at most a linger away) rings it at the latest.
-        doorbell_pending_ = true;
-        doorbell_by_ = lease_until_;
-    }
-    return true;
+    return IsLive() && lease_.MayWaitForDoorbell(out_.Size(), out_.QueuedBytes());
 }
 
 void Connection::FailOnFrontLocalError() {
