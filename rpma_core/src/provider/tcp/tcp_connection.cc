@@ -235,7 +235,7 @@ void Connection::AfterProgress() {
         return;
     // Staged bytes wait for reading to be enabled again (after a handshake
     // step); nothing else would bring them back.
-    if (stage_begin_ < stage_end_ && ReadingEnabled())
+    if (!stage_.Empty() && ReadingEnabled())
         ReadInbound();
     if (!socket_.Valid())
         return;
@@ -523,7 +523,7 @@ void Connection::FlushReceives() {
 
 void Connection::BeginClosing() {
     MoveTo(State::kClosing);
-    stage_begin_ = stage_end_ = 0;
+    stage_.Clear();
     in_.phase = Inbound::Phase::kHeader;
     in_.destination.clear();
     in_.atomic_target = {};
@@ -538,7 +538,7 @@ void Connection::CloseNow() {
     }
     timer_purpose_ = TimerPurpose::kNone;
     liveness_.Stop();
-    stage_begin_ = stage_end_ = 0;
+    stage_.Clear();
     in_.destination.clear();
     in_.atomic_target = {};
     MoveTo(State::kClosed);

@@ -77,6 +77,7 @@
 #include "rpma_core/src/provider/tcp/tcp_send_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_signaling_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
+#include "rpma_core/src/provider/tcp/tcp_stage.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
 
@@ -226,9 +227,6 @@ class Connection final : public EventHandler,
     static constexpr int kPassiveHandshakeTimeoutMs = 10000;
     // How long a disconnect waits for the peer's DISCONNECT and end of stream.
     static constexpr int kDisconnectTimeoutMs = 2000;
-    // Inbound bytes go through a per-connection stage: one recv takes a
-    // header with a small payload, or several messages, at once.
-    static constexpr size_t kStageSize = size_t{16} << 10;
 
     using State = ConnectionState;
     enum class TimerPurpose { kNone, kConnect, kHandshake, kReceiverNotReady, kLinger };
@@ -307,8 +305,6 @@ class Connection final : public EventHandler,
     // Clears O_NONBLOCK (every other socket call says MSG_DONTWAIT) and sets
     // SO_RCVTIMEO, once per socket, for WaitDirect.
     bool MakeSocketBlocking();
-    // Allocates the stage on first use.
-    void EnsureStage();
     // False when reading must stop (would block, EOF, error).
     bool ConsumeReadResult(ssize_t result);
     bool FillStage(size_t *budget, bool *drained);
@@ -462,17 +458,7 @@ class Connection final : public EventHandler,
     Inbound in_;
     RegionCache local_regions_;
     RegionCache remote_regions_;
-    // Bytes read from the socket and not yet consumed: [begin, end).
-    // The stage is page-aligned (EnsureStage).
-    static constexpr size_t kStageAlignment = 4096;
-    struct StageDelete {
-        void operator()(uint8_t *stage) const {
-            ::operator delete[](stage, std::align_val_t{kStageAlignment});
-        }
-    };
-    std::unique_ptr<uint8_t[], StageDelete> stage_;
-    size_t stage_begin_ = 0;
-    size_t stage_end_ = 0;
+    Stage stage_;
     OutboundQueue out_;
 };
 

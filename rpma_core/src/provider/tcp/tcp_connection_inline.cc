@@ -125,15 +125,14 @@ Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *cons
     }
     if (lease_.Waiters() != 1)
         return DirectRead::kUnavailable;  // another thread waits on it too
-    if (stage_begin_ == stage_end_) {
+    if (stage_.Empty()) {
         if (!MakeSocketBlocking())
             return DirectRead::kUnavailable;
-        EnsureStage();
         reader_busy_ = true;
         const int fd = socket_.Get();
-        uint8_t *const stage = stage_.get();
+        uint8_t *const stage = stage_.Buffer();
         lock.unlock();
-        const ssize_t got = SocketRecv(fd, stage, kStageSize, 0);
+        const ssize_t got = SocketRecv(fd, stage, Stage::kSize, 0);
         const int err = got < 0 ? errno : 0;
         lock.lock();
         reader_busy_ = false;
@@ -151,10 +150,9 @@ Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *cons
             AfterProgress();
             return DirectRead::kRead;
         }
-        stage_begin_ = 0;
-        stage_end_ = static_cast<size_t>(got);
+        stage_.Filled(static_cast<size_t>(got));
     }
-    ReadInbound(/*drained=*/stage_end_ - stage_begin_ < kStageSize);
+    ReadInbound(/*drained=*/stage_.Available() < Stage::kSize);
     AfterProgress();
     if (*caught != nullptr)
         EndInlineWaitLocked(muted);
