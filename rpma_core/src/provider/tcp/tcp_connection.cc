@@ -66,7 +66,7 @@ int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
         connection->CloseNow();
         return err;
     }
-    connection->ArmTimer(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    connection->timer_.Arm(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
     return 0;
 }
 
@@ -121,42 +121,6 @@ void Connection::DetachSocket() {
         socket_.Reset();
     }
     interest_ = 0;
-}
-
-int Connection::EnsureTimer() {
-    if (timer_.Valid())
-        return 0;
-    UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
-    if (!timer.Valid()) {
-        const int err = errno;
-        RPMA_LOG_ERROR("cannot create a connection timer: %s", strerror(err));
-        return err;
-    }
-    const int err = deps_.engine->Add(timer.Get(), EPOLLIN, shared_from_this(), &timer_token_);
-    if (err != 0)
-        return err;
-    timer_ = std::move(timer);
-    return 0;
-}
-
-void Connection::ArmTimer(TimerPurpose purpose, int milliseconds) {
-    if (!timer_.Valid())
-        return;
-    itimerspec spec{};
-    spec.it_value.tv_sec = milliseconds / 1000;
-    spec.it_value.tv_nsec = static_cast<long>(milliseconds % 1000) * 1000000L;
-    if (milliseconds <= 0)
-        spec.it_value.tv_nsec = 1;  // zero would disarm
-    timerfd_settime(timer_.Get(), 0, &spec, nullptr);
-    timer_purpose_ = purpose;
-}
-
-void Connection::DisarmTimer(TimerPurpose purpose) {
-    if (timer_purpose_ != purpose || !timer_.Valid())
-        return;
-    itimerspec spec{};
-    timerfd_settime(timer_.Get(), 0, &spec, nullptr);
-    timer_purpose_ = TimerPurpose::kNone;
 }
 
 bool Connection::ReadingEnabled() const {
@@ -262,10 +226,8 @@ void Connection::AfterProgress() {
 
 void Connection::OnEvents(int fd, uint32_t events) {
     std::lock_guard lock(mu_);
-    if (timer_.Valid() && fd == timer_.Get()) {
-        uint64_t expirations;
-        if (read(timer_.Get(), &expirations, sizeof(expirations)) == sizeof(expirations))
-            OnTimer();
+    if (timer_.Owns(fd)) {
+        OnTimer(timer_.Fire());
         AfterProgress();
         return;
     }
@@ -316,8 +278,7 @@ void Connection::OnDeadline() {
     UpdateInterest();
 }
 
-void Connection::OnTimer() {
-    const TimerPurpose purpose = std::exchange(timer_purpose_, TimerPurpose::kNone);
+void Connection::OnTimer(TimerPurpose purpose) {
     switch (purpose) {
         case TimerPurpose::kNone:
             return;
@@ -527,16 +488,12 @@ void Connection::BeginClosing() {
     in_.phase = Inbound::Phase::kHeader;
     in_.destination.clear();
     in_.atomic_target = {};
-    ArmTimer(TimerPurpose::kLinger, kClosingLingerMs);
+    timer_.Arm(TimerPurpose::kLinger, kClosingLingerMs);
 }
 
 void Connection::CloseNow() {
     DetachSocket();
-    if (timer_.Valid()) {
-        deps_.engine->Remove(timer_token_, timer_.Get());
-        timer_.Reset();
-    }
-    timer_purpose_ = TimerPurpose::kNone;
+    timer_.Close(*deps_.engine);
     liveness_.Stop();
     stage_.Clear();
     in_.destination.clear();

@@ -66,6 +66,7 @@
 #include "rpma_core/src/provider/provider.h"
 #include "rpma_core/src/provider/tcp/tcp_acks.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_state.h"
+#include "rpma_core/src/provider/tcp/tcp_connection_timer.h"
 #include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
@@ -229,7 +230,7 @@ class Connection final : public EventHandler,
     static constexpr int kDisconnectTimeoutMs = 2000;
 
     using State = ConnectionState;
-    enum class TimerPurpose { kNone, kConnect, kHandshake, kReceiverNotReady, kLinger };
+    using TimerPurpose = ConnectionTimer::Purpose;
 
     // The message being read from the socket.
     struct Inbound {
@@ -265,10 +266,8 @@ class Connection final : public EventHandler,
     // Socket and timer plumbing.
     int AttachSocket(UniqueFd socket);
     void DetachSocket();
-    int EnsureTimer();
-    void ArmTimer(TimerPurpose purpose, int milliseconds);
-    void DisarmTimer(TimerPurpose purpose);
-    void OnTimer();
+    int EnsureTimer() { return timer_.Ensure(*deps_.engine, shared_from_this()); }
+    void OnTimer(TimerPurpose purpose);
     bool ReadingEnabled() const;
     uint32_t WantedEvents() const;
     void UpdateInterest();
@@ -423,9 +422,7 @@ class Connection final : public EventHandler,
     bool deadline_scheduled_ = false;
     ProgressEngine::Clock::time_point deadline_at_;
     bool write_shut_down_ = false;
-    UniqueFd timer_;
-    uint64_t timer_token_ = 0;
-    TimerPurpose timer_purpose_ = TimerPurpose::kNone;
+    ConnectionTimer timer_;
 
     std::string peer_;
     std::vector<SocketAddress> addresses_;

@@ -53,7 +53,7 @@ int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms
         return err;
     MoveTo(State::kConnecting);
     if (timeout_ms > 0)
-        ArmTimer(TimerPurpose::kConnect, timeout_ms);
+        timer_.Arm(TimerPurpose::kConnect, timeout_ms);
     if (!TryNextAddress()) {
         RPMA_LOG_ERROR("cannot connect to %s: no address could be reached", peer_.c_str());
         Emit(CmEventType::kUnreachable);
@@ -96,7 +96,7 @@ void Connection::FinishTcpConnect() {
         return;
     }
     MoveTo(State::kAwaitingReply);
-    ArmTimer(TimerPurpose::kConnect, deps_.reply_timeout_ms->load());
+    timer_.Arm(TimerPurpose::kConnect, deps_.reply_timeout_ms->load());
     PushHandshake(wire::Opcode::kConnectRequest, connect_private_data_.data(),
                   connect_private_data_.size());
 }
@@ -144,7 +144,7 @@ int Connection::Accept(const void *private_data, uint8_t length) {
     }
     PushHandshake(wire::Opcode::kAccept, private_data, length);
     MoveTo(State::kAwaitingRtu);
-    ArmTimer(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    timer_.Arm(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
     AfterProgress();
     return 0;
 }
@@ -181,7 +181,7 @@ int Connection::Disconnect() {
             sent_disconnect_ = true;
             MoveTo(State::kDisconnecting);
             StopApplyingRequests();
-            ArmTimer(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+            timer_.Arm(TimerPurpose::kLinger, kDisconnectTimeoutMs);
             break;
         }
         case State::kDisconnecting:
@@ -259,7 +259,7 @@ void Connection::OnConnectRequest() {
     request_private_data_.assign(in_.small.data() + wire::kHandshakePrefixSize,
                                  in_.small.data() + in_.payload_length);
     MoveTo(State::kRequestQueued);
-    DisarmTimer(TimerPurpose::kHandshake);
+    timer_.Disarm(TimerPurpose::kHandshake);
     std::shared_ptr<RequestQueue> requests = requests_.lock();
     if (requests == nullptr || !requests->Offer(shared_from_this())) {
         RPMA_LOG_NOTICE("rejecting the connection request from %s: the listener is closed",
@@ -277,7 +277,7 @@ void Connection::OnAccept() {
         return ProtocolError("it answered with another protocol or version");
     peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
     MoveTo(State::kEstablished);
-    DisarmTimer(TimerPurpose::kConnect);
+    timer_.Disarm(TimerPurpose::kConnect);
     OutboundMessage ready;
     ready.header.opcode = wire::Opcode::kReadyToUse;
     out_.Push(std::move(ready));
@@ -297,7 +297,7 @@ void Connection::OnDisconnectMessage() {
         out_.Push(std::move(goodbye));
         sent_disconnect_ = true;
         MoveTo(State::kDisconnecting);
-        ArmTimer(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+        timer_.Arm(TimerPurpose::kLinger, kDisconnectTimeoutMs);
     }
 }
 

@@ -245,7 +245,7 @@ void Connection::OnHeader() {
             if (active_ || state_ != State::kAwaitingRtu)
                 return ProtocolError("unexpected READY_TO_USE");
             MoveTo(State::kEstablished);
-            DisarmTimer(TimerPurpose::kHandshake);
+            timer_.Disarm(TimerPurpose::kHandshake);
             return Emit(CmEventType::kEstablished);
         case wire::Opcode::kDisconnect:
             return OnDisconnectMessage();

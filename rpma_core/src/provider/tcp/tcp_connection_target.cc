@@ -207,7 +207,7 @@ bool Connection::AcquireReceive() {
     }
     if (rq_->PopOrWait(&in_.receive, *this)) {
         in_.has_receive = true;
-        DisarmTimer(TimerPurpose::kReceiverNotReady);
+        timer_.Disarm(TimerPurpose::kReceiverNotReady);
         return true;
     }
     // Receiver not ready: leave the message in the socket (the peer's sends
@@ -215,8 +215,8 @@ bool Connection::AcquireReceive() {
     // Meanwhile the looks at the peer tell it that we live.
     in_.phase = Inbound::Phase::kWaitingForReceive;
     WatchPeer();
-    if (timer_purpose_ != TimerPurpose::kReceiverNotReady)
-        ArmTimer(TimerPurpose::kReceiverNotReady, deps_.rnr_timeout_ms->load());
+    if (timer_.Armed() != TimerPurpose::kReceiverNotReady)
+        timer_.Arm(TimerPurpose::kReceiverNotReady, deps_.rnr_timeout_ms->load());
     return false;
 }
 
