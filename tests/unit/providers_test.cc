@@ -70,24 +70,25 @@ TEST(Providers, TheOneChosenOwnsTheContextItFound) {
     EXPECT_EQ(tcp_ops->device(ctx)->Context(), ctx);
 }
 
-TEST(Providers, AnUnknownChoiceNamesEveryProvider) {
-    ProviderChoice pigeon("carrier-pigeon");
+// A local lookup of `addr` under RPMA_PROVIDER=`choice` fails with `code`
+// and logs `says`; *ctx stays untouched.
+void ExpectLookupFails(const char *choice, const char *addr, int code, const char *says) {
+    ProviderChoice chosen(choice);
     rpma_test::LogCapture log;
     ibv_context *ctx = nullptr;
-    EXPECT_EQ(rpma_utils_get_ibv_context("127.0.0.1", RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx),
-              RPMA_E_INVAL);
-    EXPECT_TRUE(log.Contains("is not one of auto, verbs, tcp")) << log.Text();
+    EXPECT_EQ(rpma_utils_get_ibv_context(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx), code);
+    EXPECT_TRUE(log.Contains(says)) << log.Text();
     EXPECT_EQ(ctx, nullptr);
 }
 
+TEST(Providers, AnUnknownChoiceNamesEveryProvider) {
+    ExpectLookupFails("carrier-pigeon", "127.0.0.1", RPMA_E_INVAL,
+                      "is not one of auto, verbs, tcp");
+}
+
 TEST(Providers, AChosenProviderThatCannotServeSaysHowToLetAnotherTry) {
-    ProviderChoice tcp("tcp");
-    rpma_test::LogCapture log;
-    ibv_context *ctx = nullptr;
     // TEST-NET-1 (RFC 5737) is never assigned to a host; nothing is sent to it.
-    EXPECT_EQ(rpma_utils_get_ibv_context("192.0.2.1", RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx),
-              RPMA_E_PROVIDER);
-    EXPECT_TRUE(log.Contains("unset it to let another try")) << log.Text();
+    ExpectLookupFails("tcp", "192.0.2.1", RPMA_E_PROVIDER, "unset it to let another try");
 }
 
 }  // namespace

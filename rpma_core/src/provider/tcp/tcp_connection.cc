@@ -1,10 +1,10 @@
 // Connection (tcp_connection.h): its lifetime and plumbing — creation, the
-// socket and its timer, the progress engine's events, what follows any
+// socket, the progress engine's events and deadlines, what follows any
 // progress (the pending ACK, sending, the epoll interest), binding a queue
 // pair, and the ending (a failure, the peer gone, closing).
 //
 // The other parts, one idea each:
-//   tcp_connection_handshake.cc  connect, accept, reject, disconnect
+//   tcp_connection_handshake.cc  connect, accept, reject, disconnect, timeouts
 //   tcp_connection_inbound.cc    reading the socket and framing messages
 //   tcp_connection_target.cc     executing the peer's requests
 //   tcp_connection_initiator.cc  posting work requests and completing them
@@ -276,56 +276,6 @@ void Connection::OnDeadline() {
     if (liveness_.Watching())
         ScheduleLook();
     UpdateInterest();
-}
-
-void Connection::OnTimer(TimerPurpose purpose) {
-    switch (purpose) {
-        case TimerPurpose::kNone:
-            return;
-        case TimerPurpose::kConnect:
-            if (state_ == State::kConnecting || state_ == State::kAwaitingReply) {
-                RPMA_LOG_ERROR("%s did not %s in time", peer_.c_str(),
-                               state_ == State::kConnecting ? "answer the connection"
-                                                            : "accept or reject the request");
-                Emit(CmEventType::kUnreachable);
-                CloseNow();
-            }
-            return;
-        case TimerPurpose::kHandshake:
-            if (state_ == State::kAwaitingRequest) {
-                RPMA_LOG_INFO_RATELIMITED(
-                    "%s opened a connection but sent no connection request within "
-                    "%d ms; closing it",
-                    peer_.c_str(), kPassiveHandshakeTimeoutMs);
-                CloseNow();
-            } else if (state_ == State::kAwaitingRtu) {
-                RPMA_LOG_ERROR_RATELIMITED(
-                    "%s did not confirm the accepted connection within %d ms", peer_.c_str(),
-                    kPassiveHandshakeTimeoutMs);
-                Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
-            }
-            return;
-        case TimerPurpose::kReceiverNotReady:
-            if (in_.phase == Inbound::Phase::kWaitingForReceive) {
-                RPMA_LOG_ERROR(
-                    "%s sent a message but no receive was posted within %d ms; "
-                    "failing the sender with IBV_WC_RNR_RETRY_EXC_ERR (post receives "
-                    "before the peer sends)",
-                    peer_.c_str(), deps_.rnr_timeout_ms->load());
-                RejectRequest(IBV_WC_RNR_RETRY_EXC_ERR, "receiver not ready");
-            }
-            return;
-        case TimerPurpose::kLinger:
-            if (state_ == State::kDisconnecting) {
-                RPMA_LOG_NOTICE_RATELIMITED(
-                    "%s did not complete the disconnect within %d ms; closing", peer_.c_str(),
-                    kDisconnectTimeoutMs);
-                FinishDisconnect();
-            } else if (state_ == State::kClosing) {
-                CloseNow();
-            }
-            return;
-    }
 }
 
 int Connection::BindQp(const QueuePairBinding &binding) {

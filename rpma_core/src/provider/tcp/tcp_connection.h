@@ -48,7 +48,12 @@
 // The implementation is split by idea (tcp_connection.cc lists the parts:
 // handshake, inbound stream, target, initiator, inline progress, liveness),
 // and the connection's states are one explicit state machine
-// (tcp_connection_state.h).
+// (tcp_connection_state.h). Concerns with state of their own are role
+// objects the connection owns and calls under its lock: Acknowledgements
+// (tcp_acks.h: the ACK policy), PeerLiveness (tcp_liveness.h), InlineLease
+// (tcp_inline_lease.h: waiters, linger, doorbell), Stage (tcp_stage.h),
+// InboundMessage (tcp_inbound_message.h), ConnectionTimer
+// (tcp_connection_timer.h), SendQueue and OutboundQueue.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 
@@ -67,6 +72,7 @@
 #include "rpma_core/src/provider/tcp/tcp_acks.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_state.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_timer.h"
+#include "rpma_core/src/provider/tcp/tcp_inbound_message.h"
 #include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
@@ -232,33 +238,8 @@ class Connection final : public EventHandler,
     using State = ConnectionState;
     using TimerPurpose = ConnectionTimer::Purpose;
 
-    // The message being read from the socket.
-    struct Inbound {
-        // kPersisting: a persist worker makes the FLUSH in `header` durable;
-        // the messages behind it wait in the socket until it is done.
-        enum class Phase { kHeader, kPayload, kWaitingForReceive, kPersisting };
-        Phase phase = Phase::kHeader;
-        uint8_t header_bytes[wire::kHeaderSize] = {};
-        size_t header_received = 0;
-        wire::Header header;
-        // Payload destination: registered memory (`destination`, or the
-        // receive's buffers when into_receive), or `small` when empty.
-        SegmentList destination;
-        bool into_receive = false;
-        const SegmentList &Destination() const {
-            return into_receive ? receive.segments : destination;
-        }
-        MemorySegment atomic_target;
-        std::array<uint8_t, wire::kMaxHandshakePayload> small{};
-        size_t payload_length = 0;
-        size_t payload_received = 0;
-        // A READ_RESPONSE whose queue pair was destroyed: no WR to complete,
-        // no memory to write (the application may reuse it). Its payload is
-        // read through the stage and dropped.
-        bool discard = false;
-        bool has_receive = false;
-        PostedReceive receive;
-    };
+    // The message being read from the socket (tcp_inbound_message.h).
+    using Inbound = InboundMessage;
 
     // The only way state_ changes (tcp_connection_state.h).
     void MoveTo(State next);

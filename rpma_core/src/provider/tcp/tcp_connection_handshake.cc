@@ -3,7 +3,8 @@
 // READY_TO_USE and DISCONNECT, and telling a peer that does not speak rpma
 // from one that does. The states they move through are ConnectionState
 // (tcp_connection_state.h). Tests: tcp_connection_test,
-// tcp_hostile_handshake_test.
+// tcp_hostile_handshake_test. The timeouts of its steps (and of the
+// target's wait for a receive) are handled here too (OnTimer).
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
 
 #include <sys/socket.h>
@@ -338,6 +339,59 @@ bool Connection::PlausibleHandshake() const {
         return wire::CouldStartHandshake(in_.header_bytes, in_.header_received,
                                          wire::Opcode::kAccept, wire::Opcode::kReject);
     return true;
+}
+
+// What the connection's timer (ConnectionTimer) ends: a connect or an
+// accept that took too long, a goodbye the peer did not finish, and the
+// target's wait for a receive.
+void Connection::OnTimer(TimerPurpose purpose) {
+    switch (purpose) {
+        case TimerPurpose::kNone:
+            return;
+        case TimerPurpose::kConnect:
+            if (state_ == State::kConnecting || state_ == State::kAwaitingReply) {
+                RPMA_LOG_ERROR("%s did not %s in time", peer_.c_str(),
+                               state_ == State::kConnecting ? "answer the connection"
+                                                            : "accept or reject the request");
+                Emit(CmEventType::kUnreachable);
+                CloseNow();
+            }
+            return;
+        case TimerPurpose::kHandshake:
+            if (state_ == State::kAwaitingRequest) {
+                RPMA_LOG_INFO_RATELIMITED(
+                    "%s opened a connection but sent no connection request within "
+                    "%d ms; closing it",
+                    peer_.c_str(), kPassiveHandshakeTimeoutMs);
+                CloseNow();
+            } else if (state_ == State::kAwaitingRtu) {
+                RPMA_LOG_ERROR_RATELIMITED(
+                    "%s did not confirm the accepted connection within %d ms", peer_.c_str(),
+                    kPassiveHandshakeTimeoutMs);
+                Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
+            }
+            return;
+        case TimerPurpose::kReceiverNotReady:
+            if (in_.phase == Inbound::Phase::kWaitingForReceive) {
+                RPMA_LOG_ERROR(
+                    "%s sent a message but no receive was posted within %d ms; "
+                    "failing the sender with IBV_WC_RNR_RETRY_EXC_ERR (post receives "
+                    "before the peer sends)",
+                    peer_.c_str(), deps_.rnr_timeout_ms->load());
+                RejectRequest(IBV_WC_RNR_RETRY_EXC_ERR, "receiver not ready");
+            }
+            return;
+        case TimerPurpose::kLinger:
+            if (state_ == State::kDisconnecting) {
+                RPMA_LOG_NOTICE_RATELIMITED(
+                    "%s did not complete the disconnect within %d ms; closing", peer_.c_str(),
+                    kDisconnectTimeoutMs);
+                FinishDisconnect();
+            } else if (state_ == State::kClosing) {
+                CloseNow();
+            }
+            return;
+    }
 }
 
 }  // namespace rpma::provider::tcp
