@@ -12,58 +12,64 @@
 namespace rpma::provider::tcp {
 namespace {
 
-// `knob` with its value from its variable when that is set and in range,
-// else `fallback`; anything else is ignored with a warning.
-Knob Initialized(const Knob &knob, int fallback) {
-    int value = fallback;
-    if (const char *text = getenv(knob.variable); text != nullptr) {
-        char *end = nullptr;
-        errno = 0;
-        const long parsed = strtol(text, &end, 10);
-        if (end != text && *end == '\0' && errno == 0 && parsed >= knob.min && parsed <= knob.max)
-            value = static_cast<int>(parsed);
-        else
-            RPMA_LOG_WARNING("ignoring %s=%s (%s, %d to %d)", knob.variable, text, knob.unit,
-                             knob.min, knob.max);
-    }
-    knob.value.store(value);
-    return knob;
+// A knob read from the environment: its variable, unit, range and default.
+struct Spec {
+    const char *variable;
+    const char *unit;
+    int min;
+    int max;
+    int fallback;
+};
+
+// The value of `spec`'s variable when that is set and in range, else its
+// default; anything else is ignored with a warning.
+int FromEnvironment(const Spec &spec) {
+    const char *text = getenv(spec.variable);
+    if (text == nullptr)
+        return spec.fallback;
+    char *end = nullptr;
+    errno = 0;
+    const long parsed = strtol(text, &end, 10);
+    if (end != text && *end == '\0' && errno == 0 && parsed >= spec.min && parsed <= spec.max)
+        return static_cast<int>(parsed);
+    RPMA_LOG_WARNING("ignoring %s=%s (%s, %d to %d)", spec.variable, text, spec.unit, spec.min,
+                     spec.max);
+    return spec.fallback;
+}
+
+// One process-wide value per Spec, from the environment at first use.
+template <const Spec &kSpec>
+Knob Define() {
+    static std::atomic<int> value{FromEnvironment(kSpec)};
+    return {kSpec.variable, kSpec.unit, kSpec.min, kSpec.max, false, value};
 }
 
 constexpr int kMaxLimit = static_cast<int>(ListenerLimits::kMaxLimit);
+constexpr Spec kInlineLinger{"RPMA_TCP_INLINE_LINGER_US", "microseconds", 0, 10000000,
+                             static_cast<int>(Device::kDefaultInlineLinger.count())};
+constexpr Spec kMaxPending{"RPMA_TCP_MAX_PENDING", "connection requests", 1, kMaxLimit,
+                           static_cast<int>(ListenerLimits::kDefaultMaxPending)};
+constexpr Spec kMaxHandshaking{"RPMA_TCP_MAX_HANDSHAKING", "connections", 1, kMaxLimit,
+                               static_cast<int>(ListenerLimits::kDefaultMaxHandshaking)};
+constexpr Spec kPersistThreads{"RPMA_TCP_PERSIST_THREADS", "threads", 1,
+                               PersistWorkers::kMaxThreads, PersistWorkers::kDefaultThreads};
 
 }  // namespace
 
 Knob InlineLingerKnob() {
-    static std::atomic<int> value;
-    static const Knob knob =
-        Initialized({"RPMA_TCP_INLINE_LINGER_US", "microseconds", 0, 10000000, false, value},
-                    static_cast<int>(Device::kDefaultInlineLinger.count()));
-    return knob;
+    return Define<kInlineLinger>();
 }
 
 Knob MaxPendingKnob() {
-    static std::atomic<int> value;
-    static const Knob knob =
-        Initialized({"RPMA_TCP_MAX_PENDING", "connection requests", 1, kMaxLimit, false, value},
-                    static_cast<int>(ListenerLimits::kDefaultMaxPending));
-    return knob;
+    return Define<kMaxPending>();
 }
 
 Knob MaxHandshakingKnob() {
-    static std::atomic<int> value;
-    static const Knob knob =
-        Initialized({"RPMA_TCP_MAX_HANDSHAKING", "connections", 1, kMaxLimit, false, value},
-                    static_cast<int>(ListenerLimits::kDefaultMaxHandshaking));
-    return knob;
+    return Define<kMaxHandshaking>();
 }
 
 Knob PersistThreadsKnob() {
-    static std::atomic<int> value;
-    static const Knob knob = Initialized(
-        {"RPMA_TCP_PERSIST_THREADS", "threads", 1, PersistWorkers::kMaxThreads, false, value},
-        PersistWorkers::kDefaultThreads);
-    return knob;
+    return Define<kPersistThreads>();
 }
 
 // Its variable has its own parser (tcp_liveness.h), which takes 0 (off) too.
