@@ -1,14 +1,16 @@
 /*
  * rpma_ext.h -- rpma_core extensions beyond the librpma 1.2/1.3 API.
  *
- * Exported from librpma.so.0 in the version nodes RPMA_CORE_EXT_1.0 and
- * (rpma_ext_mr_get_remote_stats) RPMA_CORE_EXT_1.1, apart from librpma's own
- * LIBRPMA_1.0, so that a program using them fails to load on Debian's
+ * Exported from librpma.so.0 in the version nodes RPMA_CORE_EXT_1.0,
+ * RPMA_CORE_EXT_1.1 (rpma_ext_mr_get_remote_stats) and RPMA_CORE_EXT_1.2
+ * (rpma_ext_device_query, rpma_ext_tcp_set_options,
+ * rpma_ext_tcp_get_options), apart from librpma's own LIBRPMA_1.0, so that a program using them fails to load on Debian's
  * librpma, or on an rpma_core that lacks them, instead of misbehaving.
  */
 #ifndef RPMA_CORE_RPMA_EXT_H
 #define RPMA_CORE_RPMA_EXT_H 1
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -150,6 +152,101 @@ struct rpma_ext_mr_remote_stats {
  */
 int rpma_ext_mr_get_remote_stats(const struct rpma_mr_local *mr,
                                  struct rpma_ext_mr_remote_stats *stats);
+
+/* What a device can do, see rpma_ext_device_query. */
+struct rpma_ext_device_info {
+    /* the caller sets sizeof(struct rpma_ext_device_info); fields beyond
+     * size are not written */
+    size_t size;
+    /* "tcp" or "verbs", a static string */
+    const char *provider;
+    /* 1: an RPMA_FLUSH_TYPE_PERSISTENT flush to any memory this device
+     * registers reaches the persistence domain before it completes (tcp: the
+     * target persists the range itself); 0: only where the memory itself is
+     * byte-granular PMem (verbs, APM) */
+    int flush_persists;
+    /* 1: registering pages of a DAX file system works (tcp); 0: it needs
+     * on-demand paging (verbs; see rpma_utils_ibv_context_is_odp_capable()) */
+    int pins_fsdax_pages;
+};
+
+/*
+ * rpma_ext_device_query -- what the device behind ibv_ctx can do.
+ *
+ * A server decides how to expose and persist its memory by what the device
+ * it serves on does, not by the name of its provider. ibv_ctx comes from
+ * rpma_utils_get_ibv_context(). Set info->size first; a caller built
+ * against an older rpma_ext.h gets the fields its struct has.
+ *
+ * Returns: 0 on success, a negative error code otherwise; *info beyond its
+ * size field is untouched on failure.
+ * Errors:
+ *   RPMA_E_INVAL    - ibv_ctx or info is NULL, or info->size is too small
+ *                     to hold provider
+ *   RPMA_E_PROVIDER - ibv_ctx belongs to no provider of this library
+ */
+int rpma_ext_device_query(struct ibv_context *ibv_ctx, struct rpma_ext_device_info *info);
+
+/* The tcp provider's knobs, see rpma_ext_tcp_set_options. */
+struct rpma_ext_tcp_options {
+    /* the caller sets sizeof(struct rpma_ext_tcp_options); fields beyond
+     * size are left as they are (set) or not written (get) */
+    size_t size;
+    /* RPMA_TCP_TIMEOUT_MS: how long a connection waiting for a silent peer
+     * lasts, 0 (never breaks) or 10 to 3600000 ms; default 4000 */
+    int timeout_ms;
+    /* RPMA_TCP_MAX_HANDSHAKING: accepted connections per endpoint that have
+     * not sent their request yet, 1 to 65536; default 128 */
+    int max_handshaking;
+    /* RPMA_TCP_MAX_PENDING: connection requests per endpoint waiting for
+     * rpma_ep_next_conn_req(), 1 to 65536; default 128 */
+    int max_pending;
+    /* RPMA_TCP_PERSIST_THREADS: threads that make large flushed ranges
+     * durable, 1 to 64; default 2 */
+    int persist_threads;
+    /* RPMA_TCP_INLINE_LINGER_US: how long after a wait in the application's
+     * thread the provider expects the next, 0 (off) to 10000000 us;
+     * default 1000 */
+    int inline_linger_us;
+};
+
+/*
+ * rpma_ext_tcp_set_options -- set the tcp provider's knobs for the process.
+ *
+ * A program sets what the RPMA_TCP_* environment variables set, without
+ * changing its environment. A field of -1 leaves its knob unchanged. Each
+ * knob starts from its environment variable (or its default) and a value
+ * set here wins over it; unchanged programs keep using the variables.
+ *
+ * Set before the tcp device is first used (before rpma_ep_listen() or
+ * rpma_conn_req_new() on it), the values apply to everything. A later set
+ * applies to what reads the knob afterwards: timeout_ms to connections
+ * established afterwards; max_handshaking and max_pending to endpoints
+ * listening afterwards; inline_linger_us to every connection from its next
+ * wait on; persist_threads only until the pool starts, at the first large
+ * persistent flush the process serves (it keeps its size after that).
+ * Thread-safe.
+ *
+ * Returns: 0 on success, a negative error code otherwise.
+ * Errors:
+ *   RPMA_E_INVAL - opts is NULL, opts->size is too small to hold
+ *                  timeout_ms, or a field is neither -1 nor in its range
+ *                  (nothing is changed then)
+ */
+int rpma_ext_tcp_set_options(const struct rpma_ext_tcp_options *opts);
+
+/*
+ * rpma_ext_tcp_get_options -- the tcp provider's knobs as they are now.
+ *
+ * Writes every field opts->size holds: what rpma_ext_tcp_set_options() set,
+ * else what the environment variable set, else the default.
+ *
+ * Returns: 0 on success, a negative error code otherwise.
+ * Errors:
+ *   RPMA_E_INVAL - opts is NULL or opts->size is too small to hold
+ *                  timeout_ms
+ */
+int rpma_ext_tcp_get_options(struct rpma_ext_tcp_options *opts);
 
 #ifdef __cplusplus
 }

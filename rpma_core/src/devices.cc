@@ -1,100 +1,69 @@
 #include "rpma_core/src/devices.h"
 
-#include <netdb.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
+#include <string>
 #include <string_view>
 
 #include "rpma_core/src/log.h"
-#include "rpma_core/src/provider/tcp/tcp_device.h"
-#include "rpma_core/src/provider/verbs/verbs_device.h"
+#include "rpma_core/src/provider/providers.h"
 
+namespace rpma {
 namespace {
 
-enum class ProviderChoice { kAuto, kVerbs, kTcp, kInvalid };
+constexpr std::string_view kAuto = "auto";
 
-ProviderChoice ChosenProvider() {
-    const char *env = getenv("RPMA_PROVIDER");
-    std::string_view value = env ? env : "auto";
-    if (value == "auto" || value.empty())
-        return ProviderChoice::kAuto;
-    if (value == "verbs")
-        return ProviderChoice::kVerbs;
-    if (value == "tcp")
-        return ProviderChoice::kTcp;
-    return ProviderChoice::kInvalid;
-}
-
-// The tcp provider serves an address it can bind (local) or resolve (remote).
-bool TcpServes(const char *addr, enum rpma_util_ibv_context_type type) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = type == RPMA_UTIL_IBV_CONTEXT_LOCAL ? AI_PASSIVE : 0;
-    addrinfo *found = nullptr;
-    int err = getaddrinfo(addr, nullptr, &hints, &found);
-    if (err != 0) {
-        RPMA_LOG_ERROR("cannot resolve address '%s': %s", addr, gai_strerror(err));
-        return false;
-    }
-    bool serves = type == RPMA_UTIL_IBV_CONTEXT_REMOTE;
-    for (addrinfo *ai = found; ai != nullptr && !serves; ai = ai->ai_next) {
-        int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            continue;
-        serves = bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
-        close(fd);
-    }
-    freeaddrinfo(found);
-    if (!serves)
-        RPMA_LOG_ERROR("address '%s' is not an address of this host", addr);
-    return serves;
+// "auto, verbs, tcp": what RPMA_PROVIDER accepts, for its error message.
+std::string ProviderChoices() {
+    std::string choices(kAuto);
+    for (const provider::Ops *ops : provider::Providers())
+        choices.append(", ").append(ops->name);
+    return choices;
 }
 
 }  // namespace
 
-namespace rpma {
-
 int LookupContext(const char *addr, enum rpma_util_ibv_context_type type, ibv_context **ctx) {
-    ProviderChoice choice = ChosenProvider();
-    switch (choice) {
-        case ProviderChoice::kInvalid:
-            RPMA_LOG_ERROR("RPMA_PROVIDER='%s' is not one of auto, verbs, tcp",
-                           getenv("RPMA_PROVIDER"));
-            return RPMA_E_INVAL;
-        case ProviderChoice::kVerbs:
-        case ProviderChoice::kAuto: {
-            int err = provider::verbs::LookupDevice(addr, type == RPMA_UTIL_IBV_CONTEXT_LOCAL, ctx);
-            if (err == 0)
-                return 0;
-            // auto falls back to tcp only when no RDMA device serves the
-            // address; a device that fails is an error worth seeing.
-            if (err != ENODEV || choice == ProviderChoice::kVerbs) {
-                RPMA_LOG_ERROR("no RDMA device can be used for '%s'%s", addr,
-                               choice == ProviderChoice::kVerbs
-                                   ? " (RPMA_PROVIDER=verbs; unset it to fall back to tcp)"
-                                   : "");
-                return err == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
-            }
-            break;
-        }
-        case ProviderChoice::kTcp:
-            break;
+    const char *env = getenv("RPMA_PROVIDER");
+    const std::string_view choice = env != nullptr && *env != '\0' ? env : kAuto;
+    const bool any = choice == kAuto;
+    const bool local = type == RPMA_UTIL_IBV_CONTEXT_LOCAL;
+    for (const provider::Ops *ops : provider::Providers()) {
+        if (!any && choice != ops->name)
+            continue;
+        const int err = ops->lookup(addr, local, ctx);
+        if (err == 0)
+            return 0;
+        // auto goes on only when this provider serves no such address; a
+        // device that fails is an error worth seeing.
+        if (err == ENODEV && any)
+            continue;
+        RPMA_LOG_ERROR("provider %s cannot serve '%s'%s", ops->name, addr,
+                       any ? "" : " (chosen by RPMA_PROVIDER; unset it to let another try)");
+        return err == ENOMEM ? RPMA_E_NOMEM : RPMA_E_PROVIDER;
     }
-    if (!TcpServes(addr, type))
+    if (any) {
+        RPMA_LOG_ERROR("no provider serves '%s'", addr);
         return RPMA_E_PROVIDER;
-    *ctx = provider::tcp::GetDevice().Context();
-    return 0;
+    }
+    RPMA_LOG_ERROR("RPMA_PROVIDER='%s' is not one of %s", env, ProviderChoices().c_str());
+    return RPMA_E_INVAL;
+}
+
+const provider::Ops *OwnerOf(ibv_context *ctx, provider::Device **device) {
+    for (const provider::Ops *ops : provider::Providers()) {
+        if (provider::Device *found = ops->device(ctx); found != nullptr) {
+            *device = found;
+            return ops;
+        }
+    }
+    return nullptr;
 }
 
 provider::Device *FindDevice(ibv_context *ctx) {
-    if (provider::tcp::OwnsContext(ctx))
-        return &provider::tcp::GetDevice();
-    return provider::verbs::DeviceFor(ctx);
+    provider::Device *device = nullptr;
+    OwnerOf(ctx, &device);
+    return device;
 }
 
 }  // namespace rpma

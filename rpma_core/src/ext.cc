@@ -2,10 +2,12 @@
 #include "rpma_ext.h"
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include "rpma_core/src/conn_req.h"
 #include "rpma_core/src/cq.h"
+#include "rpma_core/src/devices.h"
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/mr.h"
 #include "rpma_core/src/peer.h"
@@ -85,5 +87,26 @@ int rpma_ext_mr_get_remote_stats(const struct rpma_mr_local *mr,
     stats->bytes_read = counts.bytes_read;
     stats->flushes = counts.persistent_flushes;
     stats->bytes_persisted = counts.bytes_persisted;
+    return 0;
+}
+
+int rpma_ext_device_query(struct ibv_context *ibv_ctx, struct rpma_ext_device_info *info) {
+    constexpr size_t kMinSize = offsetof(rpma_ext_device_info, provider) + sizeof(info->provider);
+    if (ibv_ctx == nullptr || info == nullptr || info->size < kMinSize)
+        return RPMA_E_INVAL;
+    rpma::provider::Device *device = nullptr;
+    const rpma::provider::Ops *ops = rpma::OwnerOf(ibv_ctx, &device);
+    if (ops == nullptr) {
+        RPMA_LOG_ERROR(
+            "this ibv_context belongs to no provider of this library "
+            "(get it from rpma_utils_get_ibv_context())");
+        return RPMA_E_PROVIDER;
+    }
+    // Each field only when the caller's struct holds it.
+    info->provider = ops->name;
+    if (offsetof(rpma_ext_device_info, flush_persists) + sizeof(int) <= info->size)
+        info->flush_persists = ops->flush_persists ? 1 : 0;
+    if (offsetof(rpma_ext_device_info, pins_fsdax_pages) + sizeof(int) <= info->size)
+        info->pins_fsdax_pages = ops->pins_fsdax_pages ? 1 : 0;
     return 0;
 }

@@ -3,7 +3,8 @@
 // thin one-to-one mapping and the tcp provider emulates the same contract.
 //
 // The API objects (peer, mr, ep, conn_req, conn, cq, srq) talk only to these
-// classes; a provider lives in its own folder and never reaches into another.
+// classes; a provider lives in its own folder and never reaches into another,
+// and the generic layer finds it only through its Ops (provider_ops.h).
 //
 // Conventions:
 // - Every fd handed out (channel, listener, CmId event fd) is created

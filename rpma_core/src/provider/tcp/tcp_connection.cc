@@ -1,10 +1,10 @@
 // Connection (tcp_connection.h): its lifetime and plumbing — creation, the
-// socket and its timer, the progress engine's events, what follows any
+// socket, the progress engine's events and deadlines, what follows any
 // progress (the pending ACK, sending, the epoll interest), binding a queue
 // pair, and the ending (a failure, the peer gone, closing).
 //
 // The other parts, one idea each:
-//   tcp_connection_handshake.cc  connect, accept, reject, disconnect
+//   tcp_connection_handshake.cc  connect, accept, reject, disconnect, timeouts
 //   tcp_connection_inbound.cc    reading the socket and framing messages
 //   tcp_connection_target.cc     executing the peer's requests
 //   tcp_connection_initiator.cc  posting work requests and completing them
@@ -66,7 +66,7 @@ int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
         connection->CloseNow();
         return err;
     }
-    connection->ArmTimer(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    connection->timer_.Arm(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
     return 0;
 }
 
@@ -123,42 +123,6 @@ void Connection::DetachSocket() {
     interest_ = 0;
 }
 
-int Connection::EnsureTimer() {
-    if (timer_.Valid())
-        return 0;
-    UniqueFd timer(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
-    if (!timer.Valid()) {
-        const int err = errno;
-        RPMA_LOG_ERROR("cannot create a connection timer: %s", strerror(err));
-        return err;
-    }
-    const int err = deps_.engine->Add(timer.Get(), EPOLLIN, shared_from_this(), &timer_token_);
-    if (err != 0)
-        return err;
-    timer_ = std::move(timer);
-    return 0;
-}
-
-void Connection::ArmTimer(TimerPurpose purpose, int milliseconds) {
-    if (!timer_.Valid())
-        return;
-    itimerspec spec{};
-    spec.it_value.tv_sec = milliseconds / 1000;
-    spec.it_value.tv_nsec = static_cast<long>(milliseconds % 1000) * 1000000L;
-    if (milliseconds <= 0)
-        spec.it_value.tv_nsec = 1;  // zero would disarm
-    timerfd_settime(timer_.Get(), 0, &spec, nullptr);
-    timer_purpose_ = purpose;
-}
-
-void Connection::DisarmTimer(TimerPurpose purpose) {
-    if (timer_purpose_ != purpose || !timer_.Valid())
-        return;
-    itimerspec spec{};
-    timerfd_settime(timer_.Get(), 0, &spec, nullptr);
-    timer_purpose_ = TimerPurpose::kNone;
-}
-
 bool Connection::ReadingEnabled() const {
     if (!socket_.Valid() || in_.phase == Inbound::Phase::kWaitingForReceive ||
         in_.phase == Inbound::Phase::kPersisting)
@@ -180,7 +144,7 @@ uint32_t Connection::WantedEvents() const {
     if (!ReadingEnabled()) {
         // RDHUP stays on while reading is paused so a vanished peer is noticed.
         events |= EPOLLRDHUP;
-    } else if (inline_waiters_ == 0 && !mute_lease_) {
+    } else if (!lease_.Muted()) {
         events |= EPOLLIN | EPOLLRDHUP;
     }
     // Otherwise a thread reading inline has the socket (or the linger after
@@ -190,7 +154,7 @@ uint32_t Connection::WantedEvents() const {
     // progress thread watches again and finds what happened meanwhile.
     // Messages waiting for their doorbell are not the progress thread's to
     // send (yet); EPOLLOUT is for a queue the socket did not take.
-    if (state_ == State::kConnecting || (!out_.Empty() && !doorbell_pending_))
+    if (state_ == State::kConnecting || (!out_.Empty() && !lease_.DoorbellPending()))
         events |= EPOLLOUT;
     return events;
 }
@@ -205,7 +169,7 @@ void Connection::UpdateInterest() {
 }
 
 void Connection::FlushOutbound() {
-    doorbell_pending_ = false;
+    lease_.DoorbellRung();
     if (!socket_.Valid() || state_ == State::kConnecting || out_.Empty())
         return;
     const OutboundQueue::FlushResult result = out_.Flush(socket_.Get());
@@ -235,16 +199,14 @@ void Connection::AfterProgress() {
         return;
     // Staged bytes wait for reading to be enabled again (after a handshake
     // step); nothing else would bring them back.
-    if (stage_begin_ < stage_end_ && ReadingEnabled())
+    if (!stage_.Empty() && ReadingEnabled())
         ReadInbound();
     if (!socket_.Valid())
         return;
     // An acknowledgement goes out when the peer asked for one, or rides
     // along with whatever else is about to be sent (one sendmsg).
-    if (IsLive() && !write_shut_down_ && (ack_requested_ || !out_.Empty())) {
-        if (!ack_requested_ || !out_.Empty() || !SendAckAtOnce())
-            PushPendingAck();
-    }
+    if (IsLive() && !write_shut_down_)
+        acks_.BeforeFlush(socket_.Get(), out_);
     FlushOutbound();
     if (!socket_.Valid())
         return;
@@ -264,10 +226,8 @@ void Connection::AfterProgress() {
 
 void Connection::OnEvents(int fd, uint32_t events) {
     std::lock_guard lock(mu_);
-    if (timer_.Valid() && fd == timer_.Get()) {
-        uint64_t expirations;
-        if (read(timer_.Get(), &expirations, sizeof(expirations)) == sizeof(expirations))
-            OnTimer();
+    if (timer_.Owns(fd)) {
+        OnTimer(timer_.Fire());
         AfterProgress();
         return;
     }
@@ -303,81 +263,19 @@ void Connection::OnDeadline() {
     const ProgressEngine::Clock::time_point now = ProgressEngine::Clock::now();
     if (deadline_scheduled_ && deadline_at_ <= now)
         deadline_scheduled_ = false;
-    if (look_scheduled_ && look_scheduled_at_ <= now)
-        look_scheduled_ = false;
-    if (doorbell_pending_ && doorbell_by_ <= now)
+    liveness_.DeadlinePassed(now);
+    if (lease_.DoorbellDue(now))
         RingDoorbell();
-    if (watching_peer_ && peer_look_at_ <= now)
+    if (liveness_.Due(now))
         LookAtPeer(now);
-    if (Lingering() && lease_until_ <= now) {
-        if (std::exchange(lease_renewed_, false)) {
-            // A wait ended during the lease: it runs another linger.
-            lease_until_ = now + std::chrono::microseconds(
-                                     deps_.inline_linger_us->load(std::memory_order_relaxed));
-        } else {
-            // Nobody came back: the progress thread serves the socket again
-            // (level-triggered, so whatever arrived meanwhile is picked up).
-            mute_lease_ = false;
-        }
-    }
-    if (doorbell_pending_)
-        ScheduleDeadline(doorbell_by_);
-    if (Lingering())
-        ScheduleDeadline(lease_until_);
-    if (watching_peer_)
+    lease_.Expire(now, deps_.inline_linger_us->load(std::memory_order_relaxed));
+    if (lease_.DoorbellPending())
+        ScheduleDeadline(lease_.DoorbellBy());
+    if (lease_.Lingering())
+        ScheduleDeadline(lease_.Until());
+    if (liveness_.Watching())
         ScheduleLook();
     UpdateInterest();
-}
-
-void Connection::OnTimer() {
-    const TimerPurpose purpose = std::exchange(timer_purpose_, TimerPurpose::kNone);
-    switch (purpose) {
-        case TimerPurpose::kNone:
-            return;
-        case TimerPurpose::kConnect:
-            if (state_ == State::kConnecting || state_ == State::kAwaitingReply) {
-                RPMA_LOG_ERROR("%s did not %s in time", peer_.c_str(),
-                               state_ == State::kConnecting ? "answer the connection"
-                                                            : "accept or reject the request");
-                Emit(CmEventType::kUnreachable);
-                CloseNow();
-            }
-            return;
-        case TimerPurpose::kHandshake:
-            if (state_ == State::kAwaitingRequest) {
-                RPMA_LOG_INFO_RATELIMITED(
-                    "%s opened a connection but sent no connection request within "
-                    "%d ms; closing it",
-                    peer_.c_str(), kPassiveHandshakeTimeoutMs);
-                CloseNow();
-            } else if (state_ == State::kAwaitingRtu) {
-                RPMA_LOG_ERROR_RATELIMITED(
-                    "%s did not confirm the accepted connection within %d ms", peer_.c_str(),
-                    kPassiveHandshakeTimeoutMs);
-                Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
-            }
-            return;
-        case TimerPurpose::kReceiverNotReady:
-            if (in_.phase == Inbound::Phase::kWaitingForReceive) {
-                RPMA_LOG_ERROR(
-                    "%s sent a message but no receive was posted within %d ms; "
-                    "failing the sender with IBV_WC_RNR_RETRY_EXC_ERR (post receives "
-                    "before the peer sends)",
-                    peer_.c_str(), deps_.rnr_timeout_ms->load());
-                RejectRequest(IBV_WC_RNR_RETRY_EXC_ERR, "receiver not ready");
-            }
-            return;
-        case TimerPurpose::kLinger:
-            if (state_ == State::kDisconnecting) {
-                RPMA_LOG_NOTICE_RATELIMITED(
-                    "%s did not complete the disconnect within %d ms; closing", peer_.c_str(),
-                    kDisconnectTimeoutMs);
-                FinishDisconnect();
-            } else if (state_ == State::kClosing) {
-                CloseNow();
-            }
-            return;
-    }
 }
 
 int Connection::BindQp(const QueuePairBinding &binding) {
@@ -536,22 +434,18 @@ void Connection::FlushReceives() {
 
 void Connection::BeginClosing() {
     MoveTo(State::kClosing);
-    stage_begin_ = stage_end_ = 0;
+    stage_.Clear();
     in_.phase = Inbound::Phase::kHeader;
     in_.destination.clear();
     in_.atomic_target = {};
-    ArmTimer(TimerPurpose::kLinger, kClosingLingerMs);
+    timer_.Arm(TimerPurpose::kLinger, kClosingLingerMs);
 }
 
 void Connection::CloseNow() {
     DetachSocket();
-    if (timer_.Valid()) {
-        deps_.engine->Remove(timer_token_, timer_.Get());
-        timer_.Reset();
-    }
-    timer_purpose_ = TimerPurpose::kNone;
-    watching_peer_ = false;
-    stage_begin_ = stage_end_ = 0;
+    timer_.Close(*deps_.engine);
+    liveness_.Stop();
+    stage_.Clear();
     in_.destination.clear();
     in_.atomic_target = {};
     MoveTo(State::kClosed);

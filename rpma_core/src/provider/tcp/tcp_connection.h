@@ -20,11 +20,8 @@
 // A SEND, and an ACK the peer asked for, go out at once from the posting
 // (or processing) thread when nothing is queued ahead of them.
 //
-// Acknowledgements: the target acknowledges requests that ask for it
-// (wire::kAckRequested: signaled WRs, or every half send queue) at once,
-// and otherwise lets the cumulative ACK ride along with its next message.
-// An ACK_REQUEST is always answered, with a repeated ACK when nothing new
-// was applied: it is also how a silent peer is asked whether it lives.
+// Acknowledgements, both ways, and the policy of coalescing them:
+// Acknowledgements (tcp_acks.h).
 //
 // Liveness (tcp_liveness.h): while a connection waits for its peer, the
 // progress thread looks at it every quarter of the bound (a deadline, armed
@@ -51,7 +48,12 @@
 // The implementation is split by idea (tcp_connection.cc lists the parts:
 // handshake, inbound stream, target, initiator, inline progress, liveness),
 // and the connection's states are one explicit state machine
-// (tcp_connection_state.h).
+// (tcp_connection_state.h). Concerns with state of their own are role
+// objects the connection owns and calls under its lock: Acknowledgements
+// (tcp_acks.h: the ACK policy), PeerLiveness (tcp_liveness.h), InlineLease
+// (tcp_inline_lease.h: waiters, linger, doorbell), Stage (tcp_stage.h),
+// InboundMessage (tcp_inbound_message.h), ConnectionTimer
+// (tcp_connection_timer.h), SendQueue and OutboundQueue.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 
@@ -67,7 +69,11 @@
 #include <vector>
 
 #include "rpma_core/src/provider/provider.h"
+#include "rpma_core/src/provider/tcp/tcp_acks.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_state.h"
+#include "rpma_core/src/provider/tcp/tcp_connection_timer.h"
+#include "rpma_core/src/provider/tcp/tcp_inbound_message.h"
+#include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
@@ -78,6 +84,7 @@
 #include "rpma_core/src/provider/tcp/tcp_send_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_signaling_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
+#include "rpma_core/src/provider/tcp/tcp_stage.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
 
@@ -227,40 +234,12 @@ class Connection final : public EventHandler,
     static constexpr int kPassiveHandshakeTimeoutMs = 10000;
     // How long a disconnect waits for the peer's DISCONNECT and end of stream.
     static constexpr int kDisconnectTimeoutMs = 2000;
-    // Inbound bytes go through a per-connection stage: one recv takes a
-    // header with a small payload, or several messages, at once.
-    static constexpr size_t kStageSize = size_t{16} << 10;
 
     using State = ConnectionState;
-    enum class TimerPurpose { kNone, kConnect, kHandshake, kReceiverNotReady, kLinger };
+    using TimerPurpose = ConnectionTimer::Purpose;
 
-    // The message being read from the socket.
-    struct Inbound {
-        // kPersisting: a persist worker makes the FLUSH in `header` durable;
-        // the messages behind it wait in the socket until it is done.
-        enum class Phase { kHeader, kPayload, kWaitingForReceive, kPersisting };
-        Phase phase = Phase::kHeader;
-        uint8_t header_bytes[wire::kHeaderSize] = {};
-        size_t header_received = 0;
-        wire::Header header;
-        // Payload destination: registered memory (`destination`, or the
-        // receive's buffers when into_receive), or `small` when empty.
-        SegmentList destination;
-        bool into_receive = false;
-        const SegmentList &Destination() const {
-            return into_receive ? receive.segments : destination;
-        }
-        MemorySegment atomic_target;
-        std::array<uint8_t, wire::kMaxHandshakePayload> small{};
-        size_t payload_length = 0;
-        size_t payload_received = 0;
-        // A READ_RESPONSE whose queue pair was destroyed: no WR to complete,
-        // no memory to write (the application may reuse it). Its payload is
-        // read through the stage and dropped.
-        bool discard = false;
-        bool has_receive = false;
-        PostedReceive receive;
-    };
+    // The message being read from the socket (tcp_inbound_message.h).
+    using Inbound = InboundMessage;
 
     // The only way state_ changes (tcp_connection_state.h).
     void MoveTo(State next);
@@ -268,30 +247,24 @@ class Connection final : public EventHandler,
     // Socket and timer plumbing.
     int AttachSocket(UniqueFd socket);
     void DetachSocket();
-    int EnsureTimer();
-    void ArmTimer(TimerPurpose purpose, int milliseconds);
-    void DisarmTimer(TimerPurpose purpose);
-    void OnTimer();
+    int EnsureTimer() { return timer_.Ensure(*deps_.engine, shared_from_this()); }
+    void OnTimer(TimerPurpose purpose);
     bool ReadingEnabled() const;
     uint32_t WantedEvents() const;
     void UpdateInterest();
-    // Queues a cumulative ACK for what was applied and not yet acknowledged.
-    void PushPendingAck();
     // Sends what posts left queued for the next doorbell.
     void RingDoorbell();
     // Liveness: begins the looks at the peer unless they run (or are off).
     void WatchPeer() {
-        if (!watching_peer_) [[unlikely]]
+        if (!liveness_.Watching()) [[unlikely]]
             StartWatchingPeer();
     }
     void StartWatchingPeer();
-    // Asks the engine for OnDeadline at peer_look_at_ unless a deadline no
+    // Asks the engine for OnDeadline at the next look unless a deadline no
     // later than that is pending already.
     void ScheduleLook();
     // One look, on the progress thread: probe, heartbeat, or break.
     void LookAtPeer(ProgressEngine::Clock::time_point now);
-    // The linger after the last inline wait is running.
-    bool Lingering() const { return mute_lease_ && inline_waiters_ == 0; }
     void EndInlineWaitLocked(bool *muted);
     void ScheduleDeadline(ProgressEngine::Clock::time_point at);
     // Sends what the socket takes now; the rest goes out on EPOLLOUT.
@@ -312,8 +285,6 @@ class Connection final : public EventHandler,
     // Clears O_NONBLOCK (every other socket call says MSG_DONTWAIT) and sets
     // SO_RCVTIMEO, once per socket, for WaitDirect.
     bool MakeSocketBlocking();
-    // Allocates the stage on first use.
-    void EnsureStage();
     // False when reading must stop (would block, EOF, error).
     bool ConsumeReadResult(ssize_t result);
     bool FillStage(size_t *budget, bool *drained);
@@ -376,9 +347,6 @@ class Connection final : public EventHandler,
     // Queues a posted request of `parts` parts (tcp_parts.h): `whole` with
     // the last part's sequence, and the request's `length`.
     void EnqueueParts(const OutboundMessage &whole, uint32_t parts, uint64_t length);
-    // The same for an ACK the peer asked for: false when the socket took
-    // nothing (the caller queues it).
-    bool SendAckAtOnce();
     // After a post: hands posted_since_read_ to the send CQ when it can
     // skip the next empty poll's drive altogether (CompletionQueue).
     void LetPollSkip();
@@ -428,26 +396,14 @@ class Connection final : public EventHandler,
     UniqueFd deferred_close_;
     bool socket_blocking_ = false;
     uint32_t interest_ = 0;
-    // Application threads polling the socket inline: while any does, or the
-    // linger after the last one runs (mute_lease_ until lease_until_), the
-    // progress engine does not watch EPOLLIN.
-    int inline_waiters_ = 0;
-    bool mute_lease_ = false;
-    ProgressEngine::Clock::time_point lease_until_;
-    // A wait ended during the running lease: its deadline extends it.
-    bool lease_renewed_ = false;
-    // Posted messages in out_ that no sendmsg was tried for yet: the next
-    // post, wait or poll sends them, at the latest doorbell_by_ (the end of
-    // the lease when the first of them was posted).
-    bool doorbell_pending_ = false;
-    ProgressEngine::Clock::time_point doorbell_by_;
+    // Application threads waiting inline, the linger after them, and the
+    // doorbell.
+    InlineLease lease_;
     // The earliest OnDeadline asked of the engine, if any.
     bool deadline_scheduled_ = false;
     ProgressEngine::Clock::time_point deadline_at_;
     bool write_shut_down_ = false;
-    UniqueFd timer_;
-    uint64_t timer_token_ = 0;
-    TimerPurpose timer_purpose_ = TimerPurpose::kNone;
+    ConnectionTimer timer_;
 
     std::string peer_;
     std::vector<SocketAddress> addresses_;
@@ -455,15 +411,7 @@ class Connection final : public EventHandler,
     std::vector<uint8_t> connect_private_data_;
     std::vector<uint8_t> request_private_data_;
     sockaddr_storage peer_address_{};  // AF_UNSPEC until a socket is attached
-    // Liveness: looks at the peer run (LookAtPeer at peer_look_at_), with
-    // the bound read when they began.
-    bool watching_peer_ = false;
-    int watch_timeout_ms_ = 0;
-    ProgressEngine::Clock::time_point peer_look_at_;
-    // The look deadline the engine holds, if any.
-    bool look_scheduled_ = false;
-    ProgressEngine::Clock::time_point look_scheduled_at_;
-    PeerWatch peer_watch_;
+    PeerLiveness liveness_;
     std::weak_ptr<RequestQueue> requests_;
     bool request_failed_ = false;
     uint32_t peer_send_queue_depth_ = 1;  // ClampPeerDepth of the handshake's
@@ -480,16 +428,7 @@ class Connection final : public EventHandler,
     ReceiveQueue *rq_ = nullptr;
     SendQueue sq_;
 
-    uint64_t expected_sequence_ = 1;
-    uint64_t applied_sequence_ = 0;
-    uint64_t acknowledged_sequence_ = 0;
-    // Target: an applied request asked for an acknowledgement.
-    bool ack_requested_ = false;
-    // Target: the peer sent an ACK_REQUEST; the ACK goes even if it
-    // repeats the last one.
-    bool ack_forced_ = false;
-    // Initiator: requests posted since the last one that asked for one.
-    uint32_t unrequested_acks_ = 0;
+    Acknowledgements acks_;
     // Since the socket was last read, a request was posted while none was
     // in flight: a non-blocking poll (DriveInbound with try_only) skips one
     // read, which could only come back empty that soon.
@@ -497,17 +436,7 @@ class Connection final : public EventHandler,
     Inbound in_;
     RegionCache local_regions_;
     RegionCache remote_regions_;
-    // Bytes read from the socket and not yet consumed: [begin, end).
-    // The stage is page-aligned (EnsureStage).
-    static constexpr size_t kStageAlignment = 4096;
-    struct StageDelete {
-        void operator()(uint8_t *stage) const {
-            ::operator delete[](stage, std::align_val_t{kStageAlignment});
-        }
-    };
-    std::unique_ptr<uint8_t[], StageDelete> stage_;
-    size_t stage_begin_ = 0;
-    size_t stage_end_ = 0;
+    Stage stage_;
     OutboundQueue out_;
 };
 

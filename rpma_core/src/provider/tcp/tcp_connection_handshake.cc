@@ -3,7 +3,8 @@
 // READY_TO_USE and DISCONNECT, and telling a peer that does not speak rpma
 // from one that does. The states they move through are ConnectionState
 // (tcp_connection_state.h). Tests: tcp_connection_test,
-// tcp_hostile_handshake_test.
+// tcp_hostile_handshake_test. The timeouts of its steps (and of the
+// target's wait for a receive) are handled here too (OnTimer).
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
 
 #include <sys/socket.h>
@@ -53,7 +54,7 @@ int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms
         return err;
     MoveTo(State::kConnecting);
     if (timeout_ms > 0)
-        ArmTimer(TimerPurpose::kConnect, timeout_ms);
+        timer_.Arm(TimerPurpose::kConnect, timeout_ms);
     if (!TryNextAddress()) {
         RPMA_LOG_ERROR("cannot connect to %s: no address could be reached", peer_.c_str());
         Emit(CmEventType::kUnreachable);
@@ -96,7 +97,7 @@ void Connection::FinishTcpConnect() {
         return;
     }
     MoveTo(State::kAwaitingReply);
-    ArmTimer(TimerPurpose::kConnect, deps_.reply_timeout_ms->load());
+    timer_.Arm(TimerPurpose::kConnect, deps_.reply_timeout_ms->load());
     PushHandshake(wire::Opcode::kConnectRequest, connect_private_data_.data(),
                   connect_private_data_.size());
 }
@@ -144,7 +145,7 @@ int Connection::Accept(const void *private_data, uint8_t length) {
     }
     PushHandshake(wire::Opcode::kAccept, private_data, length);
     MoveTo(State::kAwaitingRtu);
-    ArmTimer(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    timer_.Arm(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
     AfterProgress();
     return 0;
 }
@@ -174,14 +175,14 @@ int Connection::Disconnect() {
     std::lock_guard lock(mu_);
     switch (state_) {
         case State::kEstablished: {
-            PushPendingAck();
+            acks_.Queue(out_);
             OutboundMessage goodbye;
             goodbye.header.opcode = wire::Opcode::kDisconnect;
             out_.Push(std::move(goodbye));
             sent_disconnect_ = true;
             MoveTo(State::kDisconnecting);
             StopApplyingRequests();
-            ArmTimer(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+            timer_.Arm(TimerPurpose::kLinger, kDisconnectTimeoutMs);
             break;
         }
         case State::kDisconnecting:
@@ -259,7 +260,7 @@ void Connection::OnConnectRequest() {
     request_private_data_.assign(in_.small.data() + wire::kHandshakePrefixSize,
                                  in_.small.data() + in_.payload_length);
     MoveTo(State::kRequestQueued);
-    DisarmTimer(TimerPurpose::kHandshake);
+    timer_.Disarm(TimerPurpose::kHandshake);
     std::shared_ptr<RequestQueue> requests = requests_.lock();
     if (requests == nullptr || !requests->Offer(shared_from_this())) {
         RPMA_LOG_NOTICE("rejecting the connection request from %s: the listener is closed",
@@ -277,7 +278,7 @@ void Connection::OnAccept() {
         return ProtocolError("it answered with another protocol or version");
     peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
     MoveTo(State::kEstablished);
-    DisarmTimer(TimerPurpose::kConnect);
+    timer_.Disarm(TimerPurpose::kConnect);
     OutboundMessage ready;
     ready.header.opcode = wire::Opcode::kReadyToUse;
     out_.Push(std::move(ready));
@@ -290,14 +291,14 @@ void Connection::OnDisconnectMessage() {
     if (!IsLive() || received_disconnect_)
         return ProtocolError("unexpected DISCONNECT");
     received_disconnect_ = true;
-    PushPendingAck();
+    acks_.Queue(out_);
     if (!sent_disconnect_) {
         OutboundMessage goodbye;
         goodbye.header.opcode = wire::Opcode::kDisconnect;
         out_.Push(std::move(goodbye));
         sent_disconnect_ = true;
         MoveTo(State::kDisconnecting);
-        ArmTimer(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+        timer_.Arm(TimerPurpose::kLinger, kDisconnectTimeoutMs);
     }
 }
 
@@ -338,6 +339,59 @@ bool Connection::PlausibleHandshake() const {
         return wire::CouldStartHandshake(in_.header_bytes, in_.header_received,
                                          wire::Opcode::kAccept, wire::Opcode::kReject);
     return true;
+}
+
+// What the connection's timer (ConnectionTimer) ends: a connect or an
+// accept that took too long, a goodbye the peer did not finish, and the
+// target's wait for a receive.
+void Connection::OnTimer(TimerPurpose purpose) {
+    switch (purpose) {
+        case TimerPurpose::kNone:
+            return;
+        case TimerPurpose::kConnect:
+            if (state_ == State::kConnecting || state_ == State::kAwaitingReply) {
+                RPMA_LOG_ERROR("%s did not %s in time", peer_.c_str(),
+                               state_ == State::kConnecting ? "answer the connection"
+                                                            : "accept or reject the request");
+                Emit(CmEventType::kUnreachable);
+                CloseNow();
+            }
+            return;
+        case TimerPurpose::kHandshake:
+            if (state_ == State::kAwaitingRequest) {
+                RPMA_LOG_INFO_RATELIMITED(
+                    "%s opened a connection but sent no connection request within "
+                    "%d ms; closing it",
+                    peer_.c_str(), kPassiveHandshakeTimeoutMs);
+                CloseNow();
+            } else if (state_ == State::kAwaitingRtu) {
+                RPMA_LOG_ERROR_RATELIMITED(
+                    "%s did not confirm the accepted connection within %d ms", peer_.c_str(),
+                    kPassiveHandshakeTimeoutMs);
+                Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
+            }
+            return;
+        case TimerPurpose::kReceiverNotReady:
+            if (in_.phase == Inbound::Phase::kWaitingForReceive) {
+                RPMA_LOG_ERROR(
+                    "%s sent a message but no receive was posted within %d ms; "
+                    "failing the sender with IBV_WC_RNR_RETRY_EXC_ERR (post receives "
+                    "before the peer sends)",
+                    peer_.c_str(), deps_.rnr_timeout_ms->load());
+                RejectRequest(IBV_WC_RNR_RETRY_EXC_ERR, "receiver not ready");
+            }
+            return;
+        case TimerPurpose::kLinger:
+            if (state_ == State::kDisconnecting) {
+                RPMA_LOG_NOTICE_RATELIMITED(
+                    "%s did not complete the disconnect within %d ms; closing", peer_.c_str(),
+                    kDisconnectTimeoutMs);
+                FinishDisconnect();
+            } else if (state_ == State::kClosing) {
+                CloseNow();
+            }
+            return;
+    }
 }
 
 }  // namespace rpma::provider::tcp

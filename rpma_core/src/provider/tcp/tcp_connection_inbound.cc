@@ -32,14 +32,6 @@ constexpr size_t kDirectPayloadBytes = size_t{8} << 10;
 
 }  // namespace
 
-void Connection::EnsureStage() {
-    // Page-aligned: a payload behind a 64-byte header then keeps its
-    // alignment in the stage, for the kernel's copy into it and for ours
-    // out of it (see wire::kHeaderSize).
-    if (stage_ == nullptr)
-        stage_.reset(new (std::align_val_t{kStageAlignment}) uint8_t[kStageSize]);
-}
-
 void Connection::ReadInbound(bool drained) {
     if (reader_busy_)
         return;  // WaitDirect has the socket; it reads on return
@@ -48,11 +40,11 @@ void Connection::ReadInbound(bool drained) {
     // A read that came back short emptied the socket: another would only
     // say EAGAIN, and whoever watches the socket hears of the next bytes.
     while (ReadingEnabled()) {
-        if (stage_begin_ < stage_end_) {
+        if (!stage_.Empty()) {
             ConsumeStaged();
             continue;
         }
-        stage_begin_ = stage_end_ = 0;
+        stage_.Clear();
         if (drained || budget == 0)
             return;
         const bool direct = in_.phase == Inbound::Phase::kPayload &&
@@ -76,24 +68,24 @@ bool Connection::ConsumeReadResult(ssize_t result) {
 }
 
 bool Connection::FillStage(size_t *budget, bool *drained) {
-    EnsureStage();
-    const ssize_t got = SocketRecv(socket_.Get(), stage_.get(), kStageSize, MSG_DONTWAIT);
+    const ssize_t got = SocketRecv(socket_.Get(), stage_.Buffer(), Stage::kSize, MSG_DONTWAIT);
     if (!ConsumeReadResult(got))
         return false;
-    stage_end_ = static_cast<size_t>(got);
-    *budget -= std::min(*budget, stage_end_);
-    *drained = stage_end_ < kStageSize;
+    const auto length = static_cast<size_t>(got);
+    stage_.Filled(length);
+    *budget -= std::min(*budget, length);
+    *drained = length < Stage::kSize;
     return true;
 }
 
 void Connection::ConsumeStaged() {
-    const uint8_t *data = stage_.get() + stage_begin_;
-    const size_t available = stage_end_ - stage_begin_;
+    const uint8_t *data = stage_.Data();
+    const size_t available = stage_.Available();
     if (in_.phase == Inbound::Phase::kPayload) {
         const size_t length = std::min(available, in_.payload_length - in_.payload_received);
         if (!CopyPayload(data, length))
             return;
-        stage_begin_ += length;
+        stage_.Consume(length);
         in_.payload_received += length;
         if (in_.payload_received == in_.payload_length) {
             in_.phase = Inbound::Phase::kHeader;
@@ -103,7 +95,7 @@ void Connection::ConsumeStaged() {
     }
     const size_t length = std::min(available, wire::kHeaderSize - in_.header_received);
     memcpy(in_.header_bytes + in_.header_received, data, length);
-    stage_begin_ += length;
+    stage_.Consume(length);
     in_.header_received += length;
     if (in_.header_received < wire::kHeaderSize) {
         // Rare (a header split across reads): before the handshake, the
@@ -183,8 +175,7 @@ ssize_t Connection::ReceivePayloadDirect(bool *revoked) {
         *revoked = true;
         return -1;
     }
-    EnsureStage();
-    iov[count].iov_base = stage_.get();
+    iov[count].iov_base = stage_.Buffer();
     iov[count].iov_len = wire::kHeaderSize;
     ++count;
     msghdr msg{};
@@ -208,8 +199,7 @@ bool Connection::ReadPayloadDirect(size_t *budget, bool *drained) {
     const auto total = static_cast<size_t>(got);
     const size_t to_payload = std::min(total, remaining);
     in_.payload_received += to_payload;
-    stage_begin_ = 0;
-    stage_end_ = total - to_payload;
+    stage_.Filled(total - to_payload);
     *budget -= std::min(*budget, total);
     *drained = total < remaining + wire::kHeaderSize;
     if (in_.payload_received == in_.payload_length) {
@@ -255,7 +245,7 @@ void Connection::OnHeader() {
             if (active_ || state_ != State::kAwaitingRtu)
                 return ProtocolError("unexpected READY_TO_USE");
             MoveTo(State::kEstablished);
-            DisarmTimer(TimerPurpose::kHandshake);
+            timer_.Disarm(TimerPurpose::kHandshake);
             return Emit(CmEventType::kEstablished);
         case wire::Opcode::kDisconnect:
             return OnDisconnectMessage();
@@ -270,8 +260,7 @@ void Connection::OnHeader() {
                 return ProtocolError("unexpected ACK_REQUEST");
             // Everything before it was applied; answered even when nothing
             // is new, as the peer may be asking whether we live.
-            ack_requested_ = true;
-            ack_forced_ = true;
+            acks_.Force();
             return;
         default:
             if (header.flags & wire::kCarriesAck) {

@@ -23,10 +23,6 @@
 namespace rpma::provider::tcp {
 namespace {
 
-// Small unsignaled requests posted in the linger after an inline wait are
-// held for the next doorbell while the queue stays below this.
-constexpr size_t kDoorbellBatchBytes = size_t{64} << 10;
-
 // Largest IBV_SEND_INLINE payload (the QP's max_inline_data).
 constexpr uint32_t kMaxInlineData = 64;
 
@@ -298,15 +294,8 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t 
         }
         return 0;
     }
-    // Ask for an immediate acknowledgement when the application will see a
-    // completion, or when half the send queue would otherwise wait for one;
-    // a READ's response answers for everything before it.
-    // (A request in parts is a long transfer: one ACK more is nothing.)
     const uint32_t parts = wr.parts;
-    const bool request_ack =
-        wr.signaled || parts > 1 || ++unrequested_acks_ >= std::max<uint32_t>(1, qp_.sq_size / 2);
-    if (request_ack || wr.is_read)
-        unrequested_acks_ = 0;
+    const bool request_ack = acks_.AskFor(wr.signaled, parts, wr.is_read, qp_.sq_size);
     if (request_ack && !wr.is_read)
         message.header.flags |= wire::kAckRequested;
     WatchPeer();
@@ -390,28 +379,8 @@ void Connection::EnqueueParts(const OutboundMessage &whole, uint32_t parts, uint
     }
 }
 
-bool Connection::SendAckAtOnce() {
-    if (applied_sequence_ <= acknowledged_sequence_ && !ack_forced_) {
-        ack_requested_ = false;
-        return true;  // nothing to acknowledge
-    }
-    const wire::EncodedHeader encoded = wire::EncodeHeader(wire::AckHeader(applied_sequence_));
-    const ssize_t sent =
-        SocketSend(socket_.Get(), encoded.data(), encoded.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (sent <= 0)
-        return false;  // queued instead; the queue's flush reports a failure
-    ack_requested_ = false;
-    ack_forced_ = false;
-    acknowledged_sequence_ = applied_sequence_;
-    if (static_cast<size_t>(sent) < encoded.size()) {
-        out_.PushAck(applied_sequence_);
-        out_.MarkSent(static_cast<size_t>(sent));
-    }
-    return true;
-}
-
 bool Connection::SendAtOnce(OutboundMessage &message) {
-    if (!out_.Empty() || !socket_.Valid() || write_shut_down_ || doorbell_pending_)
+    if (!out_.Empty() || !socket_.Valid() || write_shut_down_ || lease_.DoorbellPending())
         return false;
     size_t payload = message.inline_length;
     for (const MemorySegment &segment : message.segments) {
@@ -420,15 +389,16 @@ bool Connection::SendAtOnce(OutboundMessage &message) {
         payload += segment.length;
     }
     // The pending ACK rides along: in a SEND's own header, or in front.
-    const bool ack = applied_sequence_ > acknowledged_sequence_;
+    const bool ack = acks_.Owed();
+    const uint64_t ack_sequence = ack ? acks_.Take() : 0;
     const bool ack_in_header = ack && wire::IsSend(message.header.opcode);
     if (ack_in_header) {
         message.header.flags |= wire::kCarriesAck;
-        message.header.remote_addr = applied_sequence_;
+        message.header.remote_addr = ack_sequence;
     }
     wire::EncodedHeader ack_header;
     if (ack && !ack_in_header)
-        ack_header = wire::EncodeHeader(wire::AckHeader(applied_sequence_));
+        ack_header = wire::EncodeHeader(wire::AckHeader(ack_sequence));
     const size_t ack_bytes = ack && !ack_in_header ? ack_header.size() : 0;
     const wire::EncodedHeader header = wire::EncodeHeader(message.header);
     const size_t length = ack_bytes + header.size() + payload;
@@ -465,17 +435,12 @@ bool Connection::SendAtOnce(OutboundMessage &message) {
         msg.msg_iovlen = static_cast<size_t>(count);
         sent = SocketSendMsg(socket_.Get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
     }
-    if (ack) {
-        acknowledged_sequence_ = applied_sequence_;
-        ack_requested_ = false;
-        ack_forced_ = false;
-    }
     if (sent == static_cast<ssize_t>(length))
         return true;
     // The socket took part or nothing (or failed: the queue's flush, which
     // AfterProgress runs, reports it): the rest goes through the queue.
     if (ack_bytes != 0)
-        out_.PushAck(applied_sequence_);
+        out_.PushAck(ack_sequence);
     Enqueue(std::move(message));
     out_.MarkSent(sent > 0 ? static_cast<size_t>(sent) : 0);
     AfterProgress();
@@ -487,18 +452,7 @@ bool Connection::WaitForDoorbell() {
     // connection itself and its next post, wait or poll sends this along
     // (one sendmsg, e.g. a WRITE with the FLUSH after it). The engine's
     // deadline bounds the delay if it does not come back.
-    if (!Lingering() || !IsLive())
-        return false;
-    if (!doorbell_pending_ && out_.Size() > 1)
-        return false;  // the socket did not take the queue; EPOLLOUT is on it
-    if (out_.QueuedBytes() > kDoorbellBatchBytes)
-        return false;
-    if (!doorbell_pending_) {
-        // The lease's deadline (at most a linger away) rings it at the latest.
-        doorbell_pending_ = true;
-        doorbell_by_ = lease_until_;
-    }
-    return true;
+    return IsLive() && lease_.MayWaitForDoorbell(out_.Size(), out_.QueuedBytes());
 }
 
 void Connection::FailOnFrontLocalError() {

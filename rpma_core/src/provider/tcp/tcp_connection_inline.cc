@@ -51,7 +51,10 @@ int Connection::PrepareInlineWait(bool *muted, uint64_t *token, InlineWatcher *w
     if (readable && watcher != nullptr && !watcher->Watching(socket_token_))
         watcher->Watch(socket_.Get(), socket_token_);
     if (readable != *muted) {
-        inline_waiters_ += readable ? 1 : -1;
+        if (readable)
+            lease_.Join();
+        else
+            lease_.Leave();
         *muted = readable;
         UpdateInterest();
     }
@@ -74,26 +77,16 @@ void Connection::EndInlineWait(bool *muted) {
 void Connection::EndInlineWaitLocked(bool *muted) {
     if (!*muted)
         return;
-    --inline_waiters_;
     *muted = false;
-    if (inline_waiters_ == 0) {
-        const int linger_us = deps_.inline_linger_us->load(std::memory_order_relaxed);
-        const bool renewing = mute_lease_ && deadline_scheduled_;
-        mute_lease_ = linger_us > 0 && socket_.Valid() && ReadingEnabled();
-        if (mute_lease_ && renewing) {
-            // The running lease's deadline extends it (no clock read per wait).
-            lease_renewed_ = true;
-        } else if (mute_lease_) {
-            lease_renewed_ = false;
-            lease_until_ = ProgressEngine::Clock::now() + std::chrono::microseconds(linger_us);
-            ScheduleDeadline(lease_until_);
-        }
-    }
+    if (lease_.Leave() &&
+        lease_.StartLinger(deps_.inline_linger_us->load(std::memory_order_relaxed),
+                           socket_.Valid() && ReadingEnabled(), deadline_scheduled_))
+        ScheduleDeadline(lease_.Until());
     UpdateInterest();
 }
 
 void Connection::RingDoorbell() {
-    if (doorbell_pending_)
+    if (lease_.DoorbellPending())
         AfterProgress();  // piggybacks a pending ACK, sends, updates the interest
 }
 
@@ -126,21 +119,20 @@ Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *cons
         return DirectRead::kUnavailable;
     }
     if (!*muted) {
-        ++inline_waiters_;
+        lease_.Join();
         *muted = true;
         UpdateInterest();
     }
-    if (inline_waiters_ != 1)
+    if (lease_.Waiters() != 1)
         return DirectRead::kUnavailable;  // another thread waits on it too
-    if (stage_begin_ == stage_end_) {
+    if (stage_.Empty()) {
         if (!MakeSocketBlocking())
             return DirectRead::kUnavailable;
-        EnsureStage();
         reader_busy_ = true;
         const int fd = socket_.Get();
-        uint8_t *const stage = stage_.get();
+        uint8_t *const stage = stage_.Buffer();
         lock.unlock();
-        const ssize_t got = SocketRecv(fd, stage, kStageSize, 0);
+        const ssize_t got = SocketRecv(fd, stage, Stage::kSize, 0);
         const int err = got < 0 ? errno : 0;
         lock.lock();
         reader_busy_ = false;
@@ -158,10 +150,9 @@ Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *cons
             AfterProgress();
             return DirectRead::kRead;
         }
-        stage_begin_ = 0;
-        stage_end_ = static_cast<size_t>(got);
+        stage_.Filled(static_cast<size_t>(got));
     }
-    ReadInbound(/*drained=*/stage_end_ - stage_begin_ < kStageSize);
+    ReadInbound(/*drained=*/stage_.Available() < Stage::kSize);
     AfterProgress();
     if (*caught != nullptr)
         EndInlineWaitLocked(muted);

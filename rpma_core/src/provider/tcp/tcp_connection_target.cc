@@ -34,22 +34,13 @@ int Persist(const MemorySegment &segment) {
 
 }  // namespace
 
-void Connection::PushPendingAck() {
-    ack_requested_ = false;
-    const bool forced = std::exchange(ack_forced_, false);
-    if (applied_sequence_ > acknowledged_sequence_ || forced) {
-        out_.PushAck(applied_sequence_);
-        acknowledged_sequence_ = applied_sequence_;
-    }
-}
-
 void Connection::OnRequestHeader() {
     const wire::Header &header = in_.header;
     if (!IsLive() || received_disconnect_)
         return ProtocolError("request outside an established connection");
     if (sent_disconnect_ || !has_qp_) [[unlikely]]
         return DropRequest();
-    if (header.sequence != expected_sequence_)
+    if (!acks_.InOrder(header.sequence))
         return ProtocolError("request out of sequence");
     tsan::Observe(header.rkey);  // the initiator's post (a one-sided request)
     MemorySegment segment;
@@ -216,7 +207,7 @@ bool Connection::AcquireReceive() {
     }
     if (rq_->PopOrWait(&in_.receive, *this)) {
         in_.has_receive = true;
-        DisarmTimer(TimerPurpose::kReceiverNotReady);
+        timer_.Disarm(TimerPurpose::kReceiverNotReady);
         return true;
     }
     // Receiver not ready: leave the message in the socket (the peer's sends
@@ -224,8 +215,8 @@ bool Connection::AcquireReceive() {
     // Meanwhile the looks at the peer tell it that we live.
     in_.phase = Inbound::Phase::kWaitingForReceive;
     WatchPeer();
-    if (timer_purpose_ != TimerPurpose::kReceiverNotReady)
-        ArmTimer(TimerPurpose::kReceiverNotReady, deps_.rnr_timeout_ms->load());
+    if (timer_.Armed() != TimerPurpose::kReceiverNotReady)
+        timer_.Arm(TimerPurpose::kReceiverNotReady, deps_.rnr_timeout_ms->load());
     return false;
 }
 
@@ -242,10 +233,7 @@ void Connection::ResumeReceiving() {
 
 void Connection::CompleteRequest() {
     tsan::Publish(in_.header.rkey);  // to the initiator's completion
-    applied_sequence_ = in_.header.sequence;
-    if (in_.header.flags & wire::kAckRequested)
-        ack_requested_ = true;
-    ++expected_sequence_;
+    acks_.Applied((in_.header.flags & wire::kAckRequested) != 0);
     in_.destination.clear();
 }
 
@@ -289,7 +277,7 @@ void Connection::RejectRequest(ibv_wc_status status, const char *why) {
         wire::OpcodeName(in_.header.opcode), static_cast<unsigned long long>(in_.header.sequence),
         peer_.c_str(), in_.header.rkey, static_cast<unsigned long long>(in_.header.remote_addr),
         in_.header.length, why);
-    PushPendingAck();
+    acks_.Queue(out_);
     OutboundMessage nak;
     nak.header.opcode = wire::Opcode::kNak;
     nak.header.sequence = in_.header.sequence;

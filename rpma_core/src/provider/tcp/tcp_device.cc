@@ -13,32 +13,13 @@
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
 #include "rpma_core/src/provider/tcp/tcp_listener.h"
+#include "rpma_core/src/provider/tcp/tcp_options.h"
 #include "rpma_core/src/provider/tcp/tcp_protection_domain.h"
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
 
 namespace rpma::provider::tcp {
-namespace {
 
-// The integer in environment variable `name`, when set; one outside
-// [min, max] (in `unit`) or not a number is ignored with a warning.
-bool EnvironmentInteger(const char *name, long min, long max, const char *unit, long *value) {
-    const char *text = getenv(name);
-    if (text == nullptr)
-        return false;
-    char *end = nullptr;
-    errno = 0;
-    const long parsed = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || errno != 0 || parsed < min || parsed > max) {
-        RPMA_LOG_WARNING("ignoring %s=%s (%s, %ld to %ld)", name, text, unit, min, max);
-        return false;
-    }
-    *value = parsed;
-    return true;
-}
-
-}  // namespace
-
-Device::Device() {
+Device::Device() : inline_linger_us_(InlineLingerKnob().value) {
     // Like soft-iWARP (siw), the kernel's RDMA over TCP: an RNIC speaking an
     // iWARP-style transport. No kernel device backs it, hence no fds.
     device_.node_type = IBV_NODE_RNIC;
@@ -50,18 +31,7 @@ Device::Device() {
     context_.async_fd = -1;
     context_.num_comp_vectors = 1;
     pthread_mutex_init(&context_.mutex, nullptr);
-    long value = 0;
-    if (EnvironmentInteger("RPMA_TCP_INLINE_LINGER_US", 0, 10000000, "microseconds", &value))
-        SetInlineLinger(std::chrono::microseconds(value));
-    constexpr auto kMaxLimit = static_cast<long>(ListenerLimits::kMaxLimit);
-    if (EnvironmentInteger("RPMA_TCP_MAX_PENDING", 1, kMaxLimit, "connection requests", &value))
-        listener_limits_.max_pending = static_cast<size_t>(value);
-    if (EnvironmentInteger("RPMA_TCP_MAX_HANDSHAKING", 1, kMaxLimit, "connections", &value))
-        listener_limits_.max_handshaking = static_cast<size_t>(value);
-    long persist_threads = PersistWorkers::kDefaultThreads;
-    EnvironmentInteger("RPMA_TCP_PERSIST_THREADS", 1, PersistWorkers::kMaxThreads, "threads",
-                       &persist_threads);
-    persist_workers_ = std::make_unique<PersistWorkers>(static_cast<int>(persist_threads));
+    persist_workers_ = std::make_unique<PersistWorkers>(PersistThreadsKnob().value);
 }
 
 int Device::AllocPd(std::unique_ptr<provider::ProtectionDomain> *pd) {
@@ -98,7 +68,10 @@ int Device::CreateCq(int capacity, provider::CompletionChannel *channel,
 
 int Device::Listen(const char *addr, const char *port,
                    std::unique_ptr<provider::Listener> *listener) {
-    return Listener::Create(Deps(), CmIdDeps{&context_, &qp_numbers_}, listener_limits_, addr, port,
+    ListenerLimits limits;
+    limits.max_pending = static_cast<size_t>(MaxPendingKnob().value.load());
+    limits.max_handshaking = static_cast<size_t>(MaxHandshakingKnob().value.load());
+    return Listener::Create(Deps(), CmIdDeps{&context_, &qp_numbers_}, limits, addr, port,
                             listener);
 }
 
@@ -125,7 +98,8 @@ void Device::SetAwaitingReplyTimeout(std::chrono::milliseconds timeout) {
 }
 
 void Device::SetInlineLinger(std::chrono::microseconds linger) {
-    inline_linger_us_.store(static_cast<int>(std::max<int64_t>(0, linger.count())));
+    inline_linger_us_.store(static_cast<int>(
+        std::clamp<int64_t>(linger.count(), InlineLingerKnob().min, InlineLingerKnob().max)));
 }
 
 Device &GetDevice() {

@@ -55,8 +55,8 @@ class Device final : public provider::Device {
     int CreateCq(int capacity, provider::CompletionChannel *channel,
                  std::unique_ptr<provider::CompletionQueue> *cq) override;
     // What each listener holds for peers not yet handed to the application
-    // is bounded by ListenerLimits (tcp_listener.h), set for the process by
-    // RPMA_TCP_MAX_PENDING and RPMA_TCP_MAX_HANDSHAKING.
+    // is bounded by ListenerLimits (tcp_listener.h), taken from the
+    // process's knobs (tcp_options.h) when it is created.
     int Listen(const char *addr, const char *port,
                std::unique_ptr<provider::Listener> *listener) override;
     // Resolution is synchronous (getaddrinfo); `timeout_ms` bounds nothing
@@ -88,8 +88,9 @@ class Device final : public provider::Device {
     // after an inline wait may go out if the application makes no further
     // call, and how late one-sided requests are served if the application
     // stops waiting inline.
-    // The environment variable RPMA_TCP_INLINE_LINGER_US sets the initial
-    // value (default kDefaultInlineLinger).
+    // The process's knob (tcp_options.h: RPMA_TCP_INLINE_LINGER_US or
+    // rpma_ext_tcp_set_options, default kDefaultInlineLinger), shared by
+    // every Device.
     void SetInlineLinger(std::chrono::microseconds linger);
     std::chrono::microseconds InlineLinger() const {
         return std::chrono::microseconds(inline_linger_us_.load());
@@ -116,14 +117,14 @@ class Device final : public provider::Device {
 
     std::atomic<int> rnr_timeout_ms_{static_cast<int>(kDefaultReceiverNotReadyTimeout.count())};
     std::atomic<int> reply_timeout_ms_{static_cast<int>(kDefaultAwaitingReplyTimeout.count())};
-    std::atomic<int> inline_linger_us_{static_cast<int>(kDefaultInlineLinger.count())};
+    // The process's knob (tcp_options.h): one linger for every device.
+    std::atomic<int> &inline_linger_us_;
     std::atomic<uint64_t> next_pd_id_{1};
-    ListenerLimits listener_limits_;
     // Declared last: destroyed first, so the progress thread stops before
     // anything it uses goes away.
     ProgressEngine engine_;
     // Destroyed before the engine: a worker's last answer may still use it.
-    // Sized by RPMA_TCP_PERSIST_THREADS.
+    // Sized by the process's knob (tcp_options.h) when it starts.
     std::unique_ptr<PersistWorkers> persist_workers_;
 };
 

@@ -14,6 +14,16 @@
 #include "rpma_core/src/log.h"
 
 namespace rpma::provider::tcp {
+namespace {
+
+// How often a connection waiting for its peer looks at it: a quarter of the
+// bound, so a silent peer is probed after a quarter and given up on within
+// a quarter after the whole.
+std::chrono::milliseconds PeerLookInterval(std::chrono::milliseconds timeout) {
+    return std::max(std::chrono::milliseconds(1), timeout / 4);
+}
+
+}  // namespace
 
 bool ParseRequestTimeout(const char *text, std::chrono::milliseconds *timeout) {
     if (text == nullptr || *text < '0' || *text > '9')
@@ -111,6 +121,46 @@ PeerWatch::Verdict PeerWatch::Check(int fd, bool backlog, Clock::time_point now,
         return Verdict::kProbe;
     }
     return Verdict::kAlive;
+}
+
+void PeerLiveness::Start(int fd, int timeout_ms, Clock::time_point now) {
+    watching_ = true;
+    timeout_ms_ = timeout_ms;
+    watch_.Start(fd, now);
+    look_at_ = now + PeerLookInterval(std::chrono::milliseconds(timeout_ms));
+}
+
+bool PeerLiveness::NeedsDeadline(Clock::time_point *at) {
+    if (look_scheduled_ && look_scheduled_at_ <= look_at_)
+        return false;  // that one runs first and asks for this one
+    look_scheduled_ = true;
+    look_scheduled_at_ = look_at_;
+    *at = look_at_;
+    return true;
+}
+
+PeerLiveness::Look PeerLiveness::Check(int fd, bool waiting_for_peer, bool backlog,
+                                       bool holding_message, Clock::time_point now) {
+    if (!waiting_for_peer && !holding_message) {
+        watching_ = false;  // the next wait for the peer starts afresh
+        return Look::kStopped;
+    }
+    const std::chrono::milliseconds timeout(timeout_ms_);
+    look_at_ = now + PeerLookInterval(timeout);
+    if (!waiting_for_peer) {
+        watch_.Start(fd, now);
+        return Look::kAlive;
+    }
+    switch (watch_.Check(fd, backlog, now, timeout)) {
+        case PeerWatch::Verdict::kAlive:
+            return Look::kAlive;
+        case PeerWatch::Verdict::kProbe:
+            return Look::kProbe;
+        case PeerWatch::Verdict::kDead:
+            watching_ = false;
+            return Look::kDead;
+    }
+    return Look::kAlive;
 }
 
 }  // namespace rpma::provider::tcp

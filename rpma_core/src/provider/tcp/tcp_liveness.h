@@ -116,6 +116,57 @@ class PeerWatch {
     bool probed_ = false;
 };
 
+// One connection's looks at its peer while it waits for it: when they run,
+// the deadline the engine holds for them, and what each look concludes. The
+// connection calls it under its lock and acts on the verdict (asks for an
+// ACK, sends a heartbeat, or breaks).
+class PeerLiveness {
+  public:
+    using Clock = std::chrono::steady_clock;
+
+    // Looks run (Start was called and no look stopped them).
+    bool Watching() const { return watching_; }
+    // The bound the looks began with, in milliseconds.
+    int TimeoutMs() const { return timeout_ms_; }
+    // Begins the looks with the bound `timeout_ms` (> 0), from `now`.
+    void Start(int fd, int timeout_ms, Clock::time_point now);
+    void Stop() { watching_ = false; }
+
+    // The deadline to ask the engine for, into *at, unless one no earlier
+    // is pending already: the engine keeps each deadline until it passes,
+    // so asking again at every turn would pile them up.
+    bool NeedsDeadline(Clock::time_point *at);
+    // A deadline passed: the one pending for the looks, if it was due.
+    void DeadlinePassed(Clock::time_point now) {
+        if (look_scheduled_ && look_scheduled_at_ <= now)
+            look_scheduled_ = false;
+    }
+    // A look is due.
+    bool Due(Clock::time_point now) const { return watching_ && look_at_ <= now; }
+
+    enum class Look {
+        kStopped,  // nothing waits on either side: the looks stop
+        kAlive,    // the peer made progress, or has not been quiet for long
+        kProbe,    // quiet for a quarter of the bound: ask it to answer
+        kDead,     // quiet for the whole bound: break the connection
+    };
+    // One look. `waiting_for_peer`: our requests wait for answers or our
+    // bytes for the peer to read them (`backlog`: the latter);
+    // `holding_message`: the peer waits for us (a message held for want of
+    // a receive, a persist running), which restarts the watch.
+    Look Check(int fd, bool waiting_for_peer, bool backlog, bool holding_message,
+               Clock::time_point now);
+
+  private:
+    bool watching_ = false;
+    int timeout_ms_ = 0;
+    Clock::time_point look_at_;
+    // The look deadline the engine holds, if any.
+    bool look_scheduled_ = false;
+    Clock::time_point look_scheduled_at_;
+    PeerWatch watch_;
+};
+
 }  // namespace rpma::provider::tcp
 
 #endif  // RPMA_CORE_SRC_PROVIDER_TCP_TCP_LIVENESS_H

@@ -7,7 +7,22 @@
 
 namespace rpma::provider::tcp {
 
-PersistWorkers::PersistWorkers(int threads) : threads_(std::clamp(threads, 1, kMaxThreads)) {}
+namespace {
+
+int PoolSize(int threads) {
+    return std::clamp(threads, 1, PersistWorkers::kMaxThreads);
+}
+
+}  // namespace
+
+PersistWorkers::PersistWorkers(int threads) : own_threads_(threads), threads_(own_threads_) {}
+
+PersistWorkers::PersistWorkers(const std::atomic<int> &threads) : threads_(threads) {}
+
+int PersistWorkers::Threads() const {
+    std::lock_guard lock(mu_);
+    return workers_.empty() ? PoolSize(threads_.load()) : static_cast<int>(workers_.size());
+}
 
 PersistWorkers::~PersistWorkers() {
     {
@@ -24,7 +39,8 @@ void PersistWorkers::Submit(std::function<void()> job) {
         std::lock_guard lock(mu_);
         jobs_.push_back(std::move(job));
         if (workers_.empty()) {
-            for (int i = 0; i < threads_; ++i) {
+            const int size = PoolSize(threads_.load());
+            for (int i = 0; i < size; ++i) {
                 workers_.emplace_back([this] { Run(); });
                 pthread_setname_np(workers_.back().native_handle(), "rpma-tcp-persist");
             }

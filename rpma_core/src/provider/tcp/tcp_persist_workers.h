@@ -13,11 +13,12 @@
 //
 // Bounded: a fixed number of threads, started when the first job comes; a
 // connection has at most one job at a time, so the queue holds at most one
-// job per connection. RPMA_TCP_PERSIST_THREADS sets the number (default
-// kDefaultThreads).
+// job per connection. RPMA_TCP_PERSIST_THREADS (or rpma_ext_tcp_set_options)
+// sets the number (default kDefaultThreads) until the pool starts.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_PERSIST_WORKERS_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_PERSIST_WORKERS_H
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -37,19 +38,24 @@ class PersistWorkers {
     static constexpr size_t kInlineBytes = 64 * 1024;
 
     explicit PersistWorkers(int threads = kDefaultThreads);
+    // The pool takes its size from `threads` when it starts (clamped to 1 to
+    // kMaxThreads); `threads` must outlive it.
+    explicit PersistWorkers(const std::atomic<int> &threads);
     ~PersistWorkers();
     PersistWorkers(const PersistWorkers &) = delete;
     PersistWorkers &operator=(const PersistWorkers &) = delete;
 
     // Runs `job` on a worker thread, in submission order per thread pool.
     void Submit(std::function<void()> job);
-    int Threads() const { return threads_; }
+    // The pool's size: what it started with, or would start with now.
+    int Threads() const;
 
   private:
     void Run();
 
-    const int threads_;
-    std::mutex mu_;
+    const std::atomic<int> own_threads_{kDefaultThreads};
+    const std::atomic<int> &threads_;
+    mutable std::mutex mu_;
     std::condition_variable ready_;
     std::deque<std::function<void()>> jobs_;
     bool stopping_ = false;
