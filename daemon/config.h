@@ -58,6 +58,18 @@ struct ClientToken {
     bool operator==(const ClientToken &) const = default;
 };
 
+// The tcp provider's knobs (data.tcp.*), which rpmad hands to rpma_core
+// with rpma_ext_tcp_set_options; the defaults are the provider's.
+struct TcpConfig {
+    uint32_t timeout_ms = 4000;  // 0: a silent peer never breaks a connection
+    uint32_t max_handshaking = 128;
+    uint32_t max_pending = 128;
+    uint32_t persist_threads = 2;
+    uint32_t inline_linger_us = 1000;  // 0: off
+
+    bool operator==(const TcpConfig &) const = default;
+};
+
 // Cluster mode (README "Cluster mode"): where etcd is and how this node
 // presents itself there. No endpoints: a standalone daemon.
 struct ClusterConfig {
@@ -88,6 +100,7 @@ struct Config {
     TlsConfig tls;
     std::string data_listen = "127.0.0.1:7301";
     std::string provider = "auto";
+    TcpConfig tcp;
     Persistence persistence = Persistence::kAuto;
     std::string pool_dir;   // resolved absolute path after DefaultConfig()/LoadConfigFile
     uint64_t capacity = 0;  // bytes; 0 = limited only by the filesystem

@@ -128,6 +128,26 @@ bool Wildcard(const std::string &host) {
     return host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]";
 }
 
+Status CheckTcp(const TcpConfig &tcp, const Locator &where) {
+    const struct {
+        uint32_t value, low, high;
+        const char *key, *what;
+    } knobs[] = {
+        {tcp.timeout_ms, 10, 3600000, "data.tcp.timeout_ms", "0 (never) or 10 to 3600000 ms"},
+        {tcp.max_handshaking, 1, 65536, "data.tcp.max_handshaking", "1 to 65536 connections"},
+        {tcp.max_pending, 1, 65536, "data.tcp.max_pending", "1 to 65536 connection requests"},
+        {tcp.persist_threads, 1, 64, "data.tcp.persist_threads", "1 to 64 threads"},
+        {tcp.inline_linger_us, 0, 10000000, "data.tcp.inline_linger_us", "0 (off) to 10000000 us"},
+    };
+    for (const auto &k : knobs) {
+        const bool never = k.value == 0 && std::string_view(k.key) == "data.tcp.timeout_ms";
+        if (!never && (k.value < k.low || k.value > k.high))
+            return where.At(k.key, Invalid(std::string(k.key) + ": " + std::to_string(k.value) +
+                                           " is out of range; give " + k.what));
+    }
+    return Status();
+}
+
 Status CheckCluster(const Config &config, const Locator &where) {
     const ClusterConfig &cluster = config.cluster;
     if (!cluster.enabled())
@@ -224,6 +244,8 @@ Status CheckConfig(const Config &config, const Locator &where) {
     if (Status s = CheckChoice(config.log_target, kLogTargets, "logging.target"); !s.ok()) {
         return where.At("logging.target", s);
     }
+    if (Status s = CheckTcp(config.tcp, where); !s.ok())
+        return s;
     if (Status s = CheckCluster(config, where); !s.ok())
         return s;
     return Status();

@@ -10,6 +10,7 @@
 #include "daemon/data_plane_state.h"
 #include "daemon/log.h"
 #include "proto/rpmad/v1/data_plane_wire.h"
+#include "rpma_ext.h"
 
 namespace rpmad {
 namespace {
@@ -37,8 +38,15 @@ StatusOr<std::unique_ptr<DataPlane>> DataPlane::Start(const HostPort &listen,
                           peer.error().message() +
                           "): set data.listen to an address of this host, or data.provider "
                           "to tcp");
-    plane->provider_ =
-        std::strcmp(ibv_get_device_name(peer->context()->device), "tcp0") == 0 ? "tcp" : "verbs";
+    // What the device can do, from rpma_core rather than from its name.
+    rpma_ext_device_info device{};
+    device.size = sizeof(device);
+    if (int ret = rpma_ext_device_query(peer->context(), &device); ret != 0)
+        return Status(StatusCode::kInternal, "querying the data plane's rpma device failed: " +
+                                                 std::string(rpma_err_2str(ret)));
+    plane->provider_ = device.provider;
+    plane->flush_persists_ = device.flush_persists != 0;
+    plane->pins_fsdax_pages_ = device.pins_fsdax_pages != 0;
     // kAuto is decided per region, by Expose.
     plane->persistence_ = persistence;
     plane->counts_traffic_ = ProviderCountsTraffic(*peer);

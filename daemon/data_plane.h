@@ -154,6 +154,10 @@ class DataPlane {
     PeerLogLimit rejections_log_{
         [](const std::string &line) { Log().warn("data plane: {}", line); }};
     std::string provider_;
+    // rpma_ext_device_query: a persistent flush persists any registered
+    // memory; pages of a DAX file system can be registered.
+    bool flush_persists_ = false;
+    bool pins_fsdax_pages_ = false;
     std::string address_;
     std::string port_;
     // As configured: kAuto is decided per region (ChoosePersistence).

@@ -41,7 +41,7 @@ RegionTraffic TrafficOf(const rpma::MemoryRegion &mr) {
 
 StatusOr<RegionAccess> DataPlane::Expose(std::shared_ptr<Region> region) {
     const auto chosen =
-        ChoosePersistence(persistence_, provider_ == "tcp", region->granularity(), region->name());
+        ChoosePersistence(persistence_, flush_persists_, region->granularity(), region->name());
     if (!chosen.ok())
         return chosen.status();
     const Persistence method = *chosen;
@@ -57,7 +57,7 @@ StatusOr<RegionAccess> DataPlane::Expose(std::shared_ptr<Region> region) {
         // The kernel pins fsdax pages for an RNIC only with on-demand
         // paging (ibv_reg_mr: EOPNOTSUPP, RPMA_E_PROVIDER); device DAX it
         // pins. Out of locked memory is RPMA_E_NOMEM.
-        if (mr.error().code() == RPMA_E_PROVIDER && provider_ != "tcp" &&
+        if (mr.error().code() == RPMA_E_PROVIDER && !pins_fsdax_pages_ &&
             region->granularity() != Granularity::kPage)
             return Status(StatusCode::kFailedPrecondition,
                           "registering region '" + region->name() + "' failed (" +

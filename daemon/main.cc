@@ -17,6 +17,7 @@
 #include "daemon/daemon.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "rpma_ext.h"
 
 namespace rpmad {
 namespace {
@@ -108,6 +109,19 @@ int Serve(int argc, const char *const *argv) {
     }
     // rpma_core reads the provider choice from the environment.
     setenv("RPMA_PROVIDER", config.provider.c_str(), 1);
+    // The tcp provider's knobs from data.tcp.* (its RPMA_TCP_* variables
+    // are for programs without a config file).
+    rpma_ext_tcp_options tcp{};
+    tcp.size = sizeof(tcp);
+    tcp.timeout_ms = static_cast<int>(config.tcp.timeout_ms);
+    tcp.max_handshaking = static_cast<int>(config.tcp.max_handshaking);
+    tcp.max_pending = static_cast<int>(config.tcp.max_pending);
+    tcp.persist_threads = static_cast<int>(config.tcp.persist_threads);
+    tcp.inline_linger_us = static_cast<int>(config.tcp.inline_linger_us);
+    if (int ret = rpma_ext_tcp_set_options(&tcp); ret != 0) {
+        Log().critical("cannot start: setting data.tcp.* failed: {}", rpma_err_2str(ret));
+        return EXIT_FAILURE;
+    }
     Log().info("starting with the configuration from {}; pool directory {}",
                invocation.config_origin, config.pool_dir);
     // Before the pool is touched: a port in use is the commonest mistake.

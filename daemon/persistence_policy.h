@@ -8,7 +8,9 @@
 // granularity) keep across a power cut; a DAX file of cache-line
 // granularity needs its lines written back, which only the CPU can do
 // (rpmad, for a GPSPM request), and a page-cache file needs an msync.
-// The tcp provider persists the range itself before it acknowledges.
+// A device whose persistent flush persists whatever memory it registered
+// (rpma_ext_device_query's flush_persists: the tcp provider persists the
+// range itself before it acknowledges) needs none of that.
 #ifndef DAEMON_PERSISTENCE_POLICY_H
 #define DAEMON_PERSISTENCE_POLICY_H
 
@@ -20,12 +22,13 @@
 
 namespace rpmad {
 
-// kApm or kGpspm for a region named `region` of `granularity` served by
-// the tcp provider (`tcp`) or verbs. kAuto picks APM where it is safe,
+// kApm or kGpspm for a region named `region` of `granularity` served by a
+// device whose persistent flush reaches the persistence domain whatever
+// the memory (`flush_persists`) or only on byte-granular memory. kAuto picks APM where it is safe,
 // GPSPM elsewhere. An explicit kApm where it is not safe is
 // FAILED_PRECONDITION naming data.persistence and why.
-StatusOr<Persistence> ChoosePersistence(Persistence configured, bool tcp, Granularity granularity,
-                                        const std::string &region);
+StatusOr<Persistence> ChoosePersistence(Persistence configured, bool flush_persists,
+                                        Granularity granularity, const std::string &region);
 
 }  // namespace rpmad
 

@@ -68,7 +68,7 @@ TEST_F(ConfigTest, ShippedFileDocumentsEveryKey) {
     CollectKeys(YAML::LoadFile("config/rpmad.yaml"), "", &shipped);
     CollectKeys(YAML::Load(RedactedYaml(DefaultConfig())), "", &known);
     EXPECT_EQ(shipped, known);
-    EXPECT_EQ(known.size(), 33u);
+    EXPECT_EQ(known.size(), 38u);
 }
 
 TEST_F(ConfigTest, EmptyTextAndEmptySectionsKeepDefaults) {
@@ -145,6 +145,25 @@ TEST_F(ConfigTest, EveryKeyIsParsed) {
     EXPECT_EQ(config->log_level, "debug");
     EXPECT_EQ(config->log_target, "journal");
     EXPECT_EQ(config->metrics_listen, "[::1]:9300");
+}
+
+TEST_F(ConfigTest, TcpKnobsAreParsedAndRangeChecked) {
+    StatusOr<Config> config = ParseConfig(
+        "data:\n  tcp:\n    timeout_ms: 0\n    persist_threads: 8\n    inline_linger_us: 0\n",
+        "t.yaml");
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    EXPECT_EQ(config->tcp.timeout_ms, 0u);
+    EXPECT_EQ(config->tcp.persist_threads, 8u);
+    EXPECT_EQ(config->tcp.inline_linger_us, 0u);
+    EXPECT_EQ(config->tcp.max_pending, 128u);
+    for (const std::string bad : {"timeout_ms: 5", "persist_threads: 65", "max_pending: 0",
+                                  "max_handshaking: 70000", "inline_linger_us: 10000001"}) {
+        StatusOr<Config> wrong = ParseConfig("data:\n  tcp:\n    " + bad + "\n", "t.yaml");
+        ASSERT_FALSE(wrong.ok()) << bad;
+        EXPECT_NE(wrong.status().message().find("data.tcp." + bad.substr(0, bad.find(':'))),
+                  std::string::npos)
+            << wrong.status().message();
+    }
 }
 
 TEST_F(ConfigTest, ClusterSectionIsParsedAndChecked) {

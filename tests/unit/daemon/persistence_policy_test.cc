@@ -6,6 +6,7 @@
 namespace rpmad {
 namespace {
 
+// rpma_ext_device_query's flush_persists of each provider.
 constexpr bool kTcp = true;
 constexpr bool kVerbs = false;
 
