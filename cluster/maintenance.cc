@@ -45,10 +45,11 @@ MaintenancePlan PlanMaintenance(const MaintenanceInput &in) {
         auto since = in.dead_since.find(m.daemon_id());
         const int64_t dead_for = since == in.dead_since.end() ? 0 : in.now_unix - since->second;
         if (dead_for < in.replace_after_seconds) {
-            plan.waiting.push_back("replica " + std::to_string(i) + ": node " + m.daemon_id() +
-                                   " dead for " + std::to_string(dead_for) + " s of the " +
-                                   std::to_string(in.replace_after_seconds) +
-                                   " s before it is replaced");
+            plan.waiting.push_back(
+                "replica " + std::to_string(i) + ": node " + m.daemon_id() + " dead since " +
+                std::to_string(since == in.dead_since.end() ? in.now_unix : since->second) +
+                " (unix time), replaced once dead for " + std::to_string(in.replace_after_seconds) +
+                " s");
             continue;
         }
         to_replace.push_back(i);

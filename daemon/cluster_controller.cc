@@ -128,7 +128,8 @@ void ClusterController::Step() {
             dead_since_.erase(id);
         else
             dead_since_.emplace(id, now);
-    for (const auto &[region, revision] : regions) {
+    for (const auto &versioned : regions) {
+        const RegionRecord &region = versioned.record;
         if (region.state() != RegionRecord::STATE_READY)
             continue;
         rpma::cluster::MaintenanceInput input;
@@ -141,21 +142,63 @@ void ClusterController::Step() {
         std::string waiting;
         for (const std::string &w : plan.waiting)
             waiting += (waiting.empty() ? "" : "; ") + w;
-        if (plan.actions.empty()) {
-            last_waiting_[region.name()] = waiting;
-            continue;
+        if (!plan.actions.empty() && held.count(region.name()))
+            waiting = "an application writer holds it (it repairs what it can itself)";
+        // A change of what a region waits for is a decision too.
+        if (std::string &was = last_waiting_[region.name()]; was != waiting) {
+            was = waiting;
+            if (!waiting.empty())
+                Record("region " + region.name() + ": waiting: " + waiting);
         }
-        if (held.count(region.name())) {
-            last_waiting_[region.name()] = "an application writer holds it";
+        if (plan.actions.empty() || held.count(region.name()))
             continue;
-        }
-        last_waiting_[region.name()] = waiting;
-        Repair(region, plan.actions);
+        Repair(versioned, plan.actions);
     }
 }
 
-void ClusterController::Repair(const RegionRecord &region,
+bool ClusterController::StaleBeforeMoving(const rpma::cluster::Versioned<RegionRecord> &region,
+                                          const std::vector<rpma::cluster::RepairAction> &actions) {
+    using Member = ::rpmad::v1::ReplicaSetMember;
+    RegionRecord next = region.record;
+    auto *set = next.mutable_replica_set();
+    std::string moved;
+    for (const auto &action : actions) {
+        Member *m = set->mutable_members(action.member);
+        if (m->state() != Member::STATE_IN_SYNC)
+            continue;
+        m->set_state(Member::STATE_STALE);
+        m->set_stale_since(set->generation() + 1);
+        moved += (moved.empty() ? "" : ", ") + std::to_string(action.member);
+    }
+    if (moved.empty())
+        return true;
+    int in_sync = 0;
+    for (const auto &m : set->members())
+        in_sync += m.state() == Member::STATE_IN_SYNC;
+    if (in_sync == 0) {
+        Record("region " + region.record.name() +
+               ": waiting: no other replica is in sync to copy from while replica " + moved +
+               " moves");
+        return false;
+    }
+    set->set_generation(set->generation() + 1);
+    set->set_writer("rpmad controller on node " + options_.node_id);
+    set->set_updated_unix_seconds(NowUnix());
+    set->set_reason("moving replica " + moved + " off a draining node");
+    next.set_changed_by(set->writer());
+    next.set_reason(set->reason());
+    if (!rpma::cluster::PutRegion(*etcd_, keys_, next, region.revision).ok())
+        return false;  // changed meanwhile: the next step sees the new record
+    Record("region " + region.record.name() + ": replica " + moved +
+           " recorded stale to move it off its draining node");
+    return true;
+}
+
+void ClusterController::Repair(const rpma::cluster::Versioned<RegionRecord> &versioned,
                                const std::vector<rpma::cluster::RepairAction> &actions) {
+    const RegionRecord &region = versioned.record;
+    if (!StaleBeforeMoving(versioned, actions))
+        return;
     rpma::client::OpenOptions options;
     // One in-sync replica to copy from is enough; a repair left REPAIRING
     // by a controller that died is taken over.

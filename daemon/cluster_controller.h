@@ -50,8 +50,13 @@ class ClusterController {
     void Run();
     void Step();
     bool Lead(int64_t lease);
-    void Repair(const rpma::cluster::RegionRecord &region,
+    void Repair(const rpma::cluster::Versioned<rpma::cluster::RegionRecord> &region,
                 const std::vector<rpma::cluster::RepairAction> &actions);
+    // Records the in-sync members that `actions` move (off a draining node)
+    // stale first, so that Repair may copy them elsewhere; false when the
+    // region changed meanwhile or no other member would stay in sync.
+    bool StaleBeforeMoving(const rpma::cluster::Versioned<rpma::cluster::RegionRecord> &region,
+                           const std::vector<rpma::cluster::RepairAction> &actions);
     void Record(const std::string &event);
 
     Options options_;

@@ -14,7 +14,11 @@
 //    second is refused, readers are not), each under a new epoch; a writer
 //    whose lease is gone is fenced and lands nothing after the next writer
 //    opened; a replica killed under a writer is recorded stale in etcd and
-//    the writes go on.
+//    the writes go on;
+//  - the controller repairs a restarted replica where it is, places the
+//    replica of a node dead past replace_after on another node, and moves
+//    every replica off a drained node; each copy holds the acknowledged
+//    bytes.
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -80,6 +84,9 @@ class ClusterTest : public ::testing::Test {
             << LiveNodes().size() << " nodes registered";
     }
 
+    // cluster.replace_after_seconds of every node.
+    virtual int ReplaceAfter() const { return 300; }
+
     std::unique_ptr<Rpmad> StartNode(size_t i, const std::string &extra = "") {
         if (pools_.size() <= i)
             pools_.resize(i + 1);
@@ -97,7 +104,10 @@ class ClusterTest : public ::testing::Test {
             kZones[i] +
             "\n"
             "  lease_ttl_seconds: " +
-            std::to_string(kLeaseSeconds) + "\n" + extra;
+            std::to_string(kLeaseSeconds) +
+            "\n"
+            "  replace_after_seconds: " +
+            std::to_string(ReplaceAfter()) + "\n" + extra;
         std::string error;
         auto rpmad = Rpmad::Start(options, &error);
         EXPECT_NE(rpmad, nullptr) << error;
@@ -186,6 +196,56 @@ class ClusterTest : public ::testing::Test {
             all.push_back(std::move(bytes));
         }
         return all;
+    }
+
+    size_t IndexOf(const std::string &node_id) {
+        for (size_t i = 0; i < daemons_.size(); ++i)
+            if (daemons_[i] && NodeId(*daemons_[i]) == node_id)
+                return i;
+        ADD_FAILURE() << "no daemon is node " << node_id;
+        return 0;
+    }
+
+    // Kills the node of member `member` of region `name` under a writer
+    // with quorum 2, writes `bytes` at 0 (so that the member is recorded
+    // stale) and closes the writer; the killed daemon's index.
+    size_t KillMemberUnderAWrite(const std::string &name, int member,
+                                 const std::vector<std::byte> &bytes) {
+        rpma::client::OpenOptions options;
+        options.quorum = 2;
+        auto writer = Open(name, options);
+        EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+        if (!writer.ok())
+            return 0;
+        const size_t victim = IndexOf(Region(name)->replica_set().members(member).daemon_id());
+        daemons_[victim]->process().Kill();
+        const auto wrote = (*writer)->WritePersist(0, bytes);
+        EXPECT_TRUE(wrote.ok()) << wrote.ToString();
+        EXPECT_EQ(Region(name)->replica_set().members(member).state(),
+                  v1::ReplicaSetMember::STATE_STALE);
+        return victim;
+    }
+
+    bool AllInSync(const std::string &name) {
+        auto record = Region(name);
+        if (!record)
+            return false;
+        for (const auto &m : record->replica_set().members())
+            if (m.state() != v1::ReplicaSetMember::STATE_IN_SYNC)
+                return false;
+        return true;
+    }
+
+    // Every replica of `name` holds `bytes` at 0, read by a reader.
+    void ExpectEveryReplicaHolds(const std::string &name, const std::vector<std::byte> &bytes) {
+        rpma::client::OpenOptions read_only;
+        read_only.read_only = true;
+        auto reader = Open(name, read_only);
+        ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+        for (const auto &r : (*reader)->replicas())
+            EXPECT_EQ(r.state, rpma::client::ReplicaState::kLive) << r.address;
+        for (const auto &held : ReadEach(**reader, 0, bytes.size()))
+            EXPECT_EQ(held, bytes);
     }
 
     std::unique_ptr<EtcdCluster> etcd_;
@@ -424,6 +484,74 @@ TEST_F(ClusterTest, AReplicaKilledUnderAWriterIsRecordedStaleInEtcd) {
     EXPECT_GT(after->replica_set().generation(), record->replica_set().generation());
     // Writes go on without it.
     EXPECT_TRUE((*writer)->WritePersist(4096, bytes).ok());
+}
+
+TEST_F(ClusterTest, TheControllerRepairsARestartedReplicaWhereItIs) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
+    const auto bytes = Pattern(64 << 10, 5);
+    const std::string node = Region("log")->replica_set().members(2).daemon_id();
+    const size_t victim = KillMemberUnderAWrite("log", 2, bytes);
+    daemons_[victim] = StartNode(victim);
+    ASSERT_NE(daemons_[victim], nullptr);
+    EXPECT_TRUE(Eventually([&] { return AllInSync("log"); }, std::chrono::seconds(60)))
+        << rpma::cluster::ToJson(*Region("log")) << "\n"
+        << Rpmactl({"cluster", "status"}).out;
+    EXPECT_EQ(Region("log")->replica_set().members(2).daemon_id(), node);  // where it was
+    ExpectEveryReplicaHolds("log", bytes);
+    const Outcome status = Rpmactl({"cluster", "status"});
+    EXPECT_EQ(status.code, 0) << status.describe;
+    EXPECT_NE(status.out.find("repairing it where it is"), std::string::npos) << status.out;
+}
+
+TEST_F(ClusterTest, ADrainedNodeEndsUpHoldingNothing) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
+    const auto bytes = Pattern(64 << 10, 6);
+    {
+        auto writer = Open("log");
+        ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+        ASSERT_TRUE((*writer)->WritePersist(0, bytes).ok());
+    }
+    const std::string drained = Region("log")->replica_set().members(0).daemon_id();
+    const Outcome drain = Rpmactl({"node", "drain", drained});
+    ASSERT_EQ(drain.code, 0) << drain.describe;
+    EXPECT_TRUE(Eventually(
+        [&] {
+            auto record = Region("log");
+            for (const auto &m : record->replica_set().members())
+                if (m.daemon_id() == drained)
+                    return false;
+            return AllInSync("log");
+        },
+        std::chrono::seconds(60)))
+        << rpma::cluster::ToJson(*Region("log")) << "\n"
+        << Rpmactl({"cluster", "status"}).out;
+    EXPECT_TRUE(Eventually([&] { return !Holds(*daemons_[IndexOf(drained)], "log"); }));
+    ExpectEveryReplicaHolds("log", bytes);
+    // Nothing new goes to it either.
+    const Outcome wide = Rpmactl({"region", "create", "wide", "1MiB", "--replicas", "5"});
+    EXPECT_EQ(wide.code, 1) << wide.describe;
+    EXPECT_NE(wide.err.find("draining"), std::string::npos) << wide.err;
+}
+
+// Nodes that replace a dead one's replicas after 3 s.
+class ClusterReplaceTest : public ClusterTest {
+  protected:
+    int ReplaceAfter() const override { return kLeaseSeconds; }
+};
+
+TEST_F(ClusterReplaceTest, AReplicaOfANodeDeadPastReplaceAfterIsPlacedElsewhereAndCopied) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
+    const auto bytes = Pattern(64 << 10, 8);
+    const std::string dead = Region("log")->replica_set().members(1).daemon_id();
+    KillMemberUnderAWrite("log", 1, bytes);
+    EXPECT_TRUE(Eventually(
+        [&] {
+            return Region("log")->replica_set().members(1).daemon_id() != dead && AllInSync("log");
+        },
+        std::chrono::seconds(60)))
+        << rpma::cluster::ToJson(*Region("log")) << "\n"
+        << Rpmactl({"cluster", "status"}).out;
+    ExpectEveryReplicaHolds("log", bytes);
 }
 
 }  // namespace
