@@ -54,6 +54,27 @@ grpc::Status ParseEndpoints(std::string_view text, EtcdOptions *options) {
     return grpc::Status::OK;
 }
 
+grpc::Status ConnectEtcd(std::string_view endpoints, const std::string &ca_file,
+                         const std::string &cert_file, const std::string &key_file,
+                         std::chrono::milliseconds timeout, std::unique_ptr<Etcd> *etcd) {
+    EtcdOptions options;
+    if (auto s = ParseEndpoints(endpoints, &options); !s.ok())
+        return s;
+    options.ca_file = ca_file;
+    options.cert_file = cert_file;
+    options.key_file = key_file;
+    options.timeout = timeout;
+    return Etcd::Connect(options, etcd);
+}
+
+void CompareModRevision(etcdserverpb::TxnRequest *txn, const std::string &key, int64_t revision) {
+    Compare *compare = txn->add_compare();
+    compare->set_key(key);
+    compare->set_target(Compare::MOD);
+    compare->set_result(Compare::EQUAL);
+    compare->set_mod_revision(revision);
+}
+
 grpc::Status Etcd::Connect(const EtcdOptions &options, std::unique_ptr<Etcd> *etcd) {
     if (options.endpoints.empty())
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -205,11 +226,7 @@ grpc::Status Etcd::Txn(const etcdserverpb::TxnRequest &request,
 grpc::Status Etcd::CompareAndPut(const std::string &key, const std::string &value, int64_t expected,
                                  bool *applied, int64_t *revision, int64_t lease) {
     etcdserverpb::TxnRequest request;
-    Compare *compare = request.add_compare();
-    compare->set_key(key);
-    compare->set_target(Compare::MOD);
-    compare->set_result(Compare::EQUAL);
-    compare->set_mod_revision(expected);
+    CompareModRevision(&request, key, expected);
     auto *put = request.add_success()->mutable_request_put();
     put->set_key(key);
     put->set_value(value);
@@ -240,11 +257,7 @@ grpc::Status Etcd::CompareAndPut(const std::string &key, const std::string &valu
 
 grpc::Status Etcd::CompareAndDelete(const std::string &key, int64_t expected, bool *applied) {
     etcdserverpb::TxnRequest request;
-    Compare *compare = request.add_compare();
-    compare->set_key(key);
-    compare->set_target(Compare::MOD);
-    compare->set_result(Compare::EQUAL);
-    compare->set_mod_revision(expected);
+    CompareModRevision(&request, key, expected);
     request.add_success()->mutable_request_delete_range()->set_key(key);
     etcdserverpb::TxnResponse response;
     bool retried = false;

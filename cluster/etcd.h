@@ -104,6 +104,17 @@ class Etcd {
     size_t current_ = 0;
 };
 
+// ParseEndpoints of `endpoints`, the TLS files, then Etcd::Connect: for the
+// places that hold their settings as text (rpmad.yaml, rpmactl's flags,
+// rpma::client::Cluster). INVALID_ARGUMENT saying what is wrong.
+grpc::Status ConnectEtcd(std::string_view endpoints, const std::string &ca_file,
+                         const std::string &cert_file, const std::string &key_file,
+                         std::chrono::milliseconds timeout, std::unique_ptr<Etcd> *etcd);
+
+// Adds to `txn` the condition that `key`'s mod_revision is `revision` (0:
+// the key does not exist).
+void CompareModRevision(etcdserverpb::TxnRequest *txn, const std::string &key, int64_t revision);
+
 // The end of the range of keys starting with `prefix` (etcd's range_end).
 std::string PrefixEnd(const std::string &prefix);
 

@@ -23,14 +23,11 @@ int64_t NowUnix() {
 
 StatusOr<std::unique_ptr<ClusterController>> ClusterController::Start(Options options) {
     std::unique_ptr<ClusterController> c(new ClusterController());
-    rpma::cluster::EtcdOptions etcd;
-    if (auto s = rpma::cluster::ParseEndpoints(options.config.etcd_endpoints, &etcd); !s.ok())
-        return Status(StatusCode::kInvalidArgument, s.error_message());
-    etcd.ca_file = options.config.etcd_ca_file;
-    etcd.cert_file = options.config.etcd_cert_file;
-    etcd.key_file = options.config.etcd_key_file;
-    etcd.timeout = std::chrono::milliseconds(options.config.lease_ttl_seconds * 1000 / 4);
-    if (auto s = rpma::cluster::Etcd::Connect(etcd, &c->etcd_); !s.ok())
+    const ClusterConfig &config = options.config;
+    if (auto s = rpma::cluster::ConnectEtcd(
+            config.etcd_endpoints, config.etcd_ca_file, config.etcd_cert_file, config.etcd_key_file,
+            std::chrono::milliseconds(config.lease_ttl_seconds * 1000 / 4), &c->etcd_);
+        !s.ok())
         return Status(StatusCode::kInvalidArgument, s.error_message());
     c->keys_ = rpma::cluster::Keys(options.config.prefix);
     c->cluster_.etcd_endpoints = options.config.etcd_endpoints;

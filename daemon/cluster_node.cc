@@ -22,16 +22,12 @@ int64_t NowUnix() {
 
 StatusOr<std::unique_ptr<ClusterNode>> ClusterNode::Start(const ClusterConfig &config,
                                                           Snapshot snapshot) {
-    rpma::cluster::EtcdOptions options;
-    if (auto s = rpma::cluster::ParseEndpoints(config.etcd_endpoints, &options); !s.ok())
-        return FromGrpc(s);
-    options.ca_file = config.etcd_ca_file;
-    options.cert_file = config.etcd_cert_file;
-    options.key_file = config.etcd_key_file;
-    // A keep-alive must come back well within the lease.
-    options.timeout = std::chrono::milliseconds(config.lease_ttl_seconds * 1000 / 4);
     std::unique_ptr<ClusterNode> node(new ClusterNode());
-    if (auto s = rpma::cluster::Etcd::Connect(options, &node->etcd_); !s.ok())
+    // A keep-alive must come back well within the lease.
+    if (auto s = rpma::cluster::ConnectEtcd(
+            config.etcd_endpoints, config.etcd_ca_file, config.etcd_cert_file, config.etcd_key_file,
+            std::chrono::milliseconds(config.lease_ttl_seconds * 1000 / 4), &node->etcd_);
+        !s.ok())
         return FromGrpc(s);
     node->config_ = config;
     node->snapshot_ = std::move(snapshot);

@@ -99,19 +99,28 @@ rpma::client::Result<Cluster> OpenCluster(const Settings &settings) {
         return Status(StatusCode::kInvalidArgument,
                       "this command needs the cluster: give --etcd HOST:PORT[,HOST:PORT...] or "
                       "set RPMACTL_ETCD");
-    rpma::cluster::EtcdOptions options;
-    if (auto s = rpma::cluster::ParseEndpoints(c.endpoints, &options); !s.ok())
-        return Status(StatusCode::kInvalidArgument, "--etcd: " + s.error_message());
     if (auto s = rpma::cluster::CheckPrefix(c.prefix); !s.ok())
         return Status(StatusCode::kInvalidArgument, "--cluster-prefix: " + s.error_message());
-    options.ca_file = c.ca_file;
-    options.cert_file = c.cert_file;
-    options.key_file = c.key_file;
-    options.timeout = settings.connect.timeout;
     Cluster cluster{nullptr, Keys(c.prefix)};
-    if (auto s = Etcd::Connect(options, &cluster.etcd); !s.ok())
-        return Status(StatusCode::kInvalidArgument, s.error_message());
+    if (auto s = rpma::cluster::ConnectEtcd(c.endpoints, c.ca_file, c.cert_file, c.key_file,
+                                            settings.connect.timeout, &cluster.etcd);
+        !s.ok())
+        return Status(StatusCode::kInvalidArgument, "--etcd: " + s.error_message());
     return cluster;
+}
+
+// Region `name` as etcd holds it; kNotFound saying where to look.
+rpma::client::Result<Versioned<RegionRecord>> ReadRegion(Cluster &cluster,
+                                                         const std::string &name) {
+    std::optional<Versioned<RegionRecord>> read;
+    if (auto s = rpma::cluster::GetRegion(*cluster.etcd, cluster.keys, name, &read); !s.ok())
+        return FromEtcd(s);
+    if (!read)
+        return Status(StatusCode::kNotFound,
+                      "region " + name +
+                          " is not in the cluster: rpmactl region list shows the "
+                          "regions");
+    return std::move(*read);
 }
 
 // Live nodes by id.
@@ -304,8 +313,8 @@ int ClusterRegionCreate(const Settings &settings, const std::string &name, uint6
         if (settings.json) {
             PrintJson(Json{{"region", ToJson(record)}});
         } else {
-            printf("created region %s (%s) on %zu node(s):", name.c_str(), FormatSizeRounded(size).c_str(),
-                   chosen.size());
+            printf("created region %s (%s) on %zu node(s):", name.c_str(),
+                   FormatSizeRounded(size).c_str(), chosen.size());
             for (const NodeRecord &node : chosen)
                 printf(" %s (zone '%s', %s)", node.node_id().c_str(), node.zone().c_str(),
                        node.control_address().c_str());
@@ -340,16 +349,14 @@ int ClusterRegionDelete(const Settings &settings, const std::string &name, bool 
     auto cluster = OpenCluster(settings);
     if (!cluster.ok())
         return Fail(cluster.status());
-    std::optional<Versioned<RegionRecord>> read;
-    if (auto s = rpma::cluster::GetRegion(*cluster->etcd, cluster->keys, name, &read); !s.ok())
-        return Fail(FromEtcd(s));
-    if (!read)
-        return Fail(Status(StatusCode::kNotFound, "region " + name +
-                                                      " is not in the cluster: rpmactl region "
-                                                      "list shows the regions"));
+    auto read = ReadRegion(*cluster, name);
+    if (!read.ok())
+        return Fail(read.status());
     // Deleting first, so that no writer opens it meanwhile.
-    RegionRecord deleting = Keeping(read->record, {}, RegionRecord::STATE_DELETING, "delete");
-    *deleting.mutable_replica_set() = read->record.replica_set();
+    RegionRecord deleting = read->record;
+    deleting.set_state(RegionRecord::STATE_DELETING);
+    deleting.set_changed_by(Who());
+    deleting.set_reason("delete");
     int64_t revision = 0;
     if (auto s = rpma::cluster::PutRegion(*cluster->etcd, cluster->keys, deleting, read->revision,
                                           &revision);
@@ -429,11 +436,9 @@ int ClusterRegionInfo(const Settings &settings, const std::string &name) {
     auto cluster = OpenCluster(settings);
     if (!cluster.ok())
         return Fail(cluster.status());
-    std::optional<Versioned<RegionRecord>> read;
-    if (auto s = rpma::cluster::GetRegion(*cluster->etcd, cluster->keys, name, &read); !s.ok())
-        return Fail(FromEtcd(s));
-    if (!read)
-        return Fail(Status(StatusCode::kNotFound, "region " + name + " is not in the cluster"));
+    auto read = ReadRegion(*cluster, name);
+    if (!read.ok())
+        return Fail(read.status());
     auto nodes = LiveNodes(*cluster);
     if (!nodes.ok())
         return Fail(nodes.status());
@@ -496,8 +501,8 @@ int ClusterNodeList(const Settings &settings) {
     for (const auto &[id, node] : *nodes)
         table.AddRow({id, node.draining() ? "draining" : "live", node.zone(),
                       node.control_address(), node.data_address(), node.provider(),
-                      FormatSizeRounded(node.capacity_bytes()), FormatSizeRounded(node.free_bytes()),
-                      std::to_string(held[id])});
+                      FormatSizeRounded(node.capacity_bytes()),
+                      FormatSizeRounded(node.free_bytes()), std::to_string(held[id])});
     for (const auto &[id, count] : held)
         if (!nodes->count(id))
             table.AddRow(

@@ -25,16 +25,12 @@ Result<std::unique_ptr<ClusterAuthority>> ClusterAuthority::Open(const Cluster &
     std::unique_ptr<ClusterAuthority> a(new ClusterAuthority());
     a->cluster_ = cluster;
     a->name_ = name;
-    rpma::cluster::EtcdOptions options;
-    if (auto s = rpma::cluster::ParseEndpoints(cluster.etcd_endpoints, &options); !s.ok())
-        return Status(StatusCode::kInvalidArgument, s.error_message());
     if (auto s = rpma::cluster::CheckPrefix(cluster.prefix); !s.ok())
         return Status(StatusCode::kInvalidArgument, s.error_message());
-    options.ca_file = cluster.etcd_ca_file;
-    options.cert_file = cluster.etcd_cert_file;
-    options.key_file = cluster.etcd_key_file;
-    options.timeout = cluster.options.timeout;
-    if (auto s = rpma::cluster::Etcd::Connect(options, &a->etcd_); !s.ok())
+    if (auto s = rpma::cluster::ConnectEtcd(cluster.etcd_endpoints, cluster.etcd_ca_file,
+                                            cluster.etcd_cert_file, cluster.etcd_key_file,
+                                            cluster.options.timeout, &a->etcd_);
+        !s.ok())
         return Status(StatusCode::kInvalidArgument, s.error_message());
     a->keys_ = rpma::cluster::Keys(cluster.prefix);
 
@@ -89,11 +85,7 @@ Status ClusterAuthority::TakeWriter(const std::string &who) {
         no_writer->set_target(etcdserverpb::Compare::CREATE);
         no_writer->set_result(etcdserverpb::Compare::EQUAL);
         no_writer->set_create_revision(0);
-        auto *unchanged = txn.add_compare();
-        unchanged->set_key(keys_.Region(name_));
-        unchanged->set_target(etcdserverpb::Compare::MOD);
-        unchanged->set_result(etcdserverpb::Compare::EQUAL);
-        unchanged->set_mod_revision(region_.revision);
+        rpma::cluster::CompareModRevision(&txn, keys_.Region(name_), region_.revision);
         auto *take = txn.add_success()->mutable_request_put();
         take->set_key(writer_key);
         take->set_value(who + ", epoch " + std::to_string(next.writer_epoch()) + ", since " +
@@ -171,11 +163,7 @@ Status ClusterAuthority::Commit(const ::rpmad::v1::ReplicaSetRecord &record) {
     next.set_changed_by(record.writer());
     next.set_reason(record.reason());
     etcdserverpb::TxnRequest txn;
-    auto *unchanged = txn.add_compare();
-    unchanged->set_key(keys_.Region(name_));
-    unchanged->set_target(etcdserverpb::Compare::MOD);
-    unchanged->set_result(etcdserverpb::Compare::EQUAL);
-    unchanged->set_mod_revision(region_.revision);
+    rpma::cluster::CompareModRevision(&txn, keys_.Region(name_), region_.revision);
     if (lease_ != 0) {
         // Still this writer's: a change of a writer whose lease expired is
         // refused even if nobody took the region yet.

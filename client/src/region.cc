@@ -989,8 +989,9 @@ Region::Region(std::unique_ptr<Impl> impl, std::string name, uint64_t size)
 
 Region::~Region() = default;
 
-Result<std::unique_ptr<Region>> Region::Open(const ReplicaSet &replicas, const std::string &name,
-                                             const OpenOptions &options) {
+Result<std::unique_ptr<Region>> Region::TryOpening(const std::string &name,
+                                                   const OpenOptions &options,
+                                                   const std::function<Status(Impl &)> &open) {
     // Another writer recording a change while this one opens (two opening a
     // new region at once, one dropping a replica) makes the open's record
     // or sessions outdated: the open starts over with what is recorded now,
@@ -999,7 +1000,7 @@ Result<std::unique_ptr<Region>> Region::Open(const ReplicaSet &replicas, const s
     std::unique_ptr<Impl> impl;
     for (int attempt = 1;; ++attempt) {
         impl = std::make_unique<Impl>(name, options);
-        Status s = impl->OpenAll(replicas);
+        Status s = open(*impl);
         if (s.ok())
             break;
         if (!impl->open_raced() || attempt == kAttempts)
@@ -1007,6 +1008,11 @@ Result<std::unique_ptr<Region>> Region::Open(const ReplicaSet &replicas, const s
     }
     const uint64_t size = impl->size();
     return std::unique_ptr<Region>(new Region(std::move(impl), name, size));
+}
+
+Result<std::unique_ptr<Region>> Region::Open(const ReplicaSet &replicas, const std::string &name,
+                                             const OpenOptions &options) {
+    return TryOpening(name, options, [&](Impl &impl) { return impl.OpenAll(replicas); });
 }
 
 Result<std::unique_ptr<Region>> Region::Open(const Cluster &cluster, const std::string &name,
@@ -1019,23 +1025,15 @@ Result<std::unique_ptr<Region>> Region::Open(const Cluster &cluster, const std::
         return Status(StatusCode::kInvalidArgument,
                       "force: in a cluster etcd's record decides which replicas are in sync; "
                       "there is nothing to force");
-    constexpr int kAttempts = 4;
-    std::unique_ptr<Impl> impl;
-    for (int attempt = 1;; ++attempt) {
+    return TryOpening(name, options, [&](Impl &impl) {
+        // Taken again on each attempt: the record may have moved on.
         auto authority = ClusterAuthority::Open(cluster, name, !options.read_only, WriterId());
         if (!authority.ok())
             return authority.status();
         const ReplicaSet replicas = (*authority)->replicas();
-        impl = std::make_unique<Impl>(name, options);
-        impl->SetAuthority(std::move(*authority));
-        Status s = impl->OpenAll(replicas);
-        if (s.ok())
-            break;
-        if (!impl->open_raced() || attempt == kAttempts)
-            return s;
-    }
-    const uint64_t size = impl->size();
-    return std::unique_ptr<Region>(new Region(std::move(impl), name, size));
+        impl.SetAuthority(std::move(*authority));
+        return impl.OpenAll(replicas);
+    });
 }
 
 std::vector<ReplicaInfo> Region::replicas() const {

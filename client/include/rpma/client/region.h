@@ -286,6 +286,12 @@ class Region {
   private:
     class Impl;
     Region(std::unique_ptr<Impl> impl, std::string name, uint64_t size);
+    // Open's attempts: `open` on a fresh Impl, again while another writer's
+    // change overtakes it (a few times). Not named Open*: it stays out of
+    // the library's exported symbols (librpma_client.map).
+    static Result<std::unique_ptr<Region>> TryOpening(const std::string &name,
+                                                      const OpenOptions &options,
+                                                      const std::function<Status(Impl &)> &open);
 
     std::unique_ptr<Impl> impl_;
     std::string name_;
