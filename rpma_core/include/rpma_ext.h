@@ -4,8 +4,9 @@
  * Exported from librpma.so.0 in the version nodes RPMA_CORE_EXT_1.0,
  * RPMA_CORE_EXT_1.1 (rpma_ext_mr_get_remote_stats) and RPMA_CORE_EXT_1.2
  * (rpma_ext_device_query, rpma_ext_tcp_set_options,
- * rpma_ext_tcp_get_options), apart from librpma's own LIBRPMA_1.0, so that a program using them fails to load on Debian's
- * librpma, or on an rpma_core that lacks them, instead of misbehaving.
+ * rpma_ext_tcp_get_options), apart from librpma's own LIBRPMA_1.0, so that
+ * a program using them fails to load on Debian's librpma, or on an
+ * rpma_core that lacks them, instead of misbehaving.
  */
 #ifndef RPMA_CORE_RPMA_EXT_H
 #define RPMA_CORE_RPMA_EXT_H 1
