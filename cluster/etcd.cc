@@ -217,10 +217,11 @@ grpc::Status Etcd::Put(const std::string &key, const std::string &value, int64_t
         [&](Endpoint &e, grpc::ClientContext *c) { return e.kv->Put(c, request, &response); });
 }
 
-grpc::Status Etcd::Txn(const etcdserverpb::TxnRequest &request,
-                       etcdserverpb::TxnResponse *response) {
+grpc::Status Etcd::Txn(const etcdserverpb::TxnRequest &request, etcdserverpb::TxnResponse *response,
+                       bool *retried) {
     return OnAny(
-        [&](Endpoint &e, grpc::ClientContext *c) { return e.kv->Txn(c, request, response); });
+        [&](Endpoint &e, grpc::ClientContext *c) { return e.kv->Txn(c, request, response); },
+        retried);
 }
 
 grpc::Status Etcd::CompareAndPut(const std::string &key, const std::string &value, int64_t expected,
@@ -233,9 +234,7 @@ grpc::Status Etcd::CompareAndPut(const std::string &key, const std::string &valu
     put->set_lease(lease);
     etcdserverpb::TxnResponse response;
     bool retried = false;
-    auto s =
-        OnAny([&](Endpoint &e, grpc::ClientContext *c) { return e.kv->Txn(c, request, &response); },
-              &retried);
+    auto s = Txn(request, &response, &retried);
     if (!s.ok())
         return s;
     *applied = response.succeeded();
@@ -261,9 +260,7 @@ grpc::Status Etcd::CompareAndDelete(const std::string &key, int64_t expected, bo
     request.add_success()->mutable_request_delete_range()->set_key(key);
     etcdserverpb::TxnResponse response;
     bool retried = false;
-    auto s =
-        OnAny([&](Endpoint &e, grpc::ClientContext *c) { return e.kv->Txn(c, request, &response); },
-              &retried);
+    auto s = Txn(request, &response, &retried);
     if (!s.ok())
         return s;
     *applied = response.succeeded();

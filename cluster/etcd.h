@@ -68,7 +68,10 @@ class Etcd {
     // Deletes the key only if its mod_revision is `expected`.
     grpc::Status CompareAndDelete(const std::string &key, int64_t expected, bool *applied);
     grpc::Status Delete(const std::string &key);
-    grpc::Status Txn(const etcdserverpb::TxnRequest &request, etcdserverpb::TxnResponse *response);
+    // *retried (when given): it ran on more than one endpoint, so an attempt
+    // that timed out may have been applied.
+    grpc::Status Txn(const etcdserverpb::TxnRequest &request, etcdserverpb::TxnResponse *response,
+                     bool *retried = nullptr);
 
     // A lease of `ttl` seconds; keys put under it go when it expires.
     grpc::Status GrantLease(std::chrono::seconds ttl, int64_t *id);
