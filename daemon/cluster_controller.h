@@ -58,6 +58,14 @@ class ClusterController {
     bool StaleBeforeMoving(const rpma::cluster::Versioned<rpma::cluster::RegionRecord> &region,
                            const std::vector<rpma::cluster::RepairAction> &actions);
     void Record(const std::string &event);
+    // Puts what the writer holding `region` should do (nothing: deletes
+    // the request), when it changed.
+    void Ask(const std::string &region, const std::vector<rpma::cluster::RepairAction> &actions);
+    // Deletes the copies live nodes hold of regions whose records place
+    // them elsewhere.
+    void SweepOrphans(
+        const std::vector<rpma::cluster::NodeRecord> &live,
+        const std::vector<rpma::cluster::Versioned<rpma::cluster::RegionRecord>> &regions);
 
     Options options_;
     std::unique_ptr<rpma::cluster::Etcd> etcd_;
@@ -66,6 +74,9 @@ class ClusterController {
     bool leading_ = false;
     std::map<std::string, int64_t> dead_since_;
     std::map<std::string, std::string> last_waiting_;
+    std::map<std::string, std::string> asked_;  // region -> request put
+    std::map<std::string, int64_t> orphans_;    // "node/region" -> record revision
+    uint64_t steps_ = 0;
     std::deque<std::string> history_;
 
     std::mutex mu_;

@@ -377,6 +377,9 @@ int ClusterRegionDelete(const Settings &settings, const std::string &name, bool 
             return Fail(Status(
                 StatusCode::kFailedPrecondition,
                 "region " + name + " changed in etcd while it was deleted: run the delete again"));
+        // What its writers left (a new region of the name starts clean).
+        (void)cluster->etcd->Delete(cluster->keys.Activity(name));
+        (void)cluster->etcd->Delete(cluster->keys.Maintenance(name));
         if (settings.json)
             PrintJson(Json{{"deleted", name}});
         else

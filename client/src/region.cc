@@ -328,7 +328,7 @@ Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bo
     if (attention_) [[unlikely]]
         if (Status s = Attend(op, true); !s.ok())
             return s;
-    return Finish(op, WriteLocked(op, offset, bytes, persist));
+    return Pinned(op, Finish(op, WriteLocked(op, offset, bytes, persist)));
 }
 
 Status Region::Impl::WriteLocked(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
@@ -403,7 +403,7 @@ Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
     if (attention_) [[unlikely]]
         if (Status s = Attend(op, true); !s.ok())
             return s;
-    return Finish(op, CommitLocked(op, entries, count));
+    return Pinned(op, Finish(op, CommitLocked(op, entries, count)));
 }
 
 Status Region::Impl::CommitLocked(const Op &op, const Batch::Entry *entries, size_t count) {

@@ -427,7 +427,12 @@ Status Region::Impl::Attend(const Op &op, bool writes) {
                           " was opened read-only: open it without read_only to write");
     // A read acknowledges nothing: it needs no record.
     if (record_pending_ && writes)
-        return Settle(op);
+        if (Status s = Settle(op); !s.ok())
+            return s;
+    // A write into an extent not hot is recorded in the activity log first.
+    if (authority_ && writes && op.kind != Op::Kind::kPersist)
+        if (Status s = authority_->NoteActivity(op.offset, op.length); !s.ok())
+            return Status(s.code(), op.ToString() + ": " + s.message());
     return Status();
 }
 
@@ -474,7 +479,15 @@ Result<std::unique_ptr<Region>> Region::Open(const Cluster &cluster, const std::
             return authority.status();
         const ReplicaSet replicas = (*authority)->replicas();
         impl.SetAuthority(std::move(*authority));
-        return impl.OpenAll(replicas);
+        if (Status s = impl.OpenAll(replicas); !s.ok())
+            return s;
+        if (options.read_only)
+            return Status();
+        if (Status s = impl.Reconcile(); !s.ok())
+            return s;
+        if (cluster.maintain)
+            impl.StartMaintenance();
+        return Status();
     });
 }
 

@@ -24,6 +24,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -246,6 +247,35 @@ class ClusterTest : public ::testing::Test {
             EXPECT_EQ(r.state, rpma::client::ReplicaState::kLive) << r.address;
         for (const auto &held : ReadEach(**reader, 0, bytes.size()))
             EXPECT_EQ(held, bytes);
+    }
+
+    // Writes 4 KiB records round-robin over `slots` slots through `writer`
+    // until `done` (at most 60 s), remembering each slot's last
+    // acknowledged bytes in *acked; false when `done` never was.
+    bool WriteUntil(rpma::client::Region &writer, size_t slots,
+                    std::map<uint64_t, std::vector<std::byte>> *acked,
+                    const std::function<bool()> &done) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (uint32_t n = 0; std::chrono::steady_clock::now() < deadline; ++n) {
+            const uint64_t offset = (n % slots) * 4096;
+            auto bytes = Pattern(4096, 100 + n);
+            const auto wrote = writer.WritePersist(offset, bytes);
+            EXPECT_TRUE(wrote.ok()) << wrote.ToString();
+            if (!wrote.ok())
+                return false;
+            (*acked)[offset] = std::move(bytes);
+            if (n % 16 == 0 && done())
+                return true;
+        }
+        return done();
+    }
+
+    // Every replica of `writer` holds every record of `acked`.
+    void ExpectEveryReplicaHolds(rpma::client::Region &writer,
+                                 const std::map<uint64_t, std::vector<std::byte>> &acked) {
+        for (const auto &[offset, bytes] : acked)
+            for (const auto &held : ReadEach(writer, offset, bytes.size()))
+                ASSERT_EQ(held, bytes) << "at " << offset;
     }
 
     std::unique_ptr<EtcdCluster> etcd_;
@@ -533,6 +563,113 @@ TEST_F(ClusterTest, ADrainedNodeEndsUpHoldingNothing) {
     EXPECT_NE(wide.err.find("draining"), std::string::npos) << wide.err;
 }
 
+TEST_F(ClusterTest, AWriterRepairsARestartedReplicaWhileItWrites) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
+    rpma::client::OpenOptions options;
+    options.quorum = 2;
+    auto writer = Open("log", options);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    const std::string node = Region("log")->replica_set().members(2).daemon_id();
+    const size_t victim = IndexOf(node);
+    daemons_[victim]->process().Kill();
+    std::map<uint64_t, std::vector<std::byte>> acked;
+    ASSERT_TRUE(WriteUntil(**writer, 64, &acked, [&] {
+        return Region("log")->replica_set().members(2).state() == v1::ReplicaSetMember::STATE_STALE;
+    }));
+    daemons_[victim] = StartNode(victim);
+    ASSERT_NE(daemons_[victim], nullptr);
+    // The controller asks the writer, which repairs it while it writes.
+    EXPECT_TRUE(WriteUntil(**writer, 64, &acked, [&] { return AllInSync("log"); }))
+        << rpma::cluster::ToJson(*Region("log")) << "\n"
+        << Rpmactl({"cluster", "status"}).out;
+    EXPECT_EQ(Region("log")->replica_set().members(2).daemon_id(), node);
+    EXPECT_EQ((*writer)->replicas()[2].state, rpma::client::ReplicaState::kLive);
+    ASSERT_TRUE(WriteUntil(**writer, 64, &acked, [] { return true; }));
+    ExpectEveryReplicaHolds(**writer, acked);
+    const Outcome status = Rpmactl({"cluster", "status"});
+    EXPECT_NE(status.out.find("asked its writer"), std::string::npos) << status.out;
+}
+
+TEST_F(ClusterTest, AWriterMovesItsReplicaOffADrainedNode) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
+    rpma::client::OpenOptions options;
+    options.quorum = 2;
+    auto writer = Open("log", options);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    const std::string drained = Region("log")->replica_set().members(0).daemon_id();
+    const Outcome drain = Rpmactl({"node", "drain", drained});
+    ASSERT_EQ(drain.code, 0) << drain.describe;
+    std::map<uint64_t, std::vector<std::byte>> acked;
+    EXPECT_TRUE(WriteUntil(**writer, 64, &acked,
+                           [&] {
+                               return Region("log")->replica_set().members(0).daemon_id() !=
+                                          drained &&
+                                      AllInSync("log");
+                           }))
+        << rpma::cluster::ToJson(*Region("log")) << "\n"
+        << Rpmactl({"cluster", "status"}).out;
+    ASSERT_TRUE(WriteUntil(**writer, 64, &acked, [] { return true; }));
+    ExpectEveryReplicaHolds(**writer, acked);
+    // Its old copy goes (the controller finds it placed nowhere).
+    EXPECT_TRUE(Eventually([&] { return !Holds(*daemons_[IndexOf(drained)], "log"); },
+                           std::chrono::seconds(40)))
+        << Rpmactl({"cluster", "status"}).out;
+}
+
+TEST_F(ClusterTest, ATakeoverReconcilesWhatTheDeadWriterHadInFlight) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "16MiB", "--replicas", "3"}).code, 0);
+    auto dead = Open("log");
+    ASSERT_TRUE(dead.ok()) << dead.status().ToString();
+    const auto bytes = Pattern(4096, 4);
+    auto activity = [&] {
+        std::optional<rpma::cluster::KeyValue> kv;
+        EXPECT_TRUE(client_->Get(keys_.Activity("log"), &kv).ok());
+        return kv;
+    };
+    // Extent 0 (4 MiB) becomes hot with the first write and is recorded
+    // once, not on every write.
+    ASSERT_TRUE((*dead)->WritePersist(0, bytes).ok());
+    const auto first = activity();
+    ASSERT_TRUE(first);
+    for (int i = 1; i < 20; ++i)
+        ASSERT_TRUE((*dead)->WritePersist(i * 4096, bytes).ok());
+    EXPECT_EQ(activity()->mod_revision, first->mod_revision);
+    ASSERT_TRUE((*dead)->WritePersist(5 << 20, bytes).ok());
+    const auto second = activity();
+    rpma::cluster::v1::ActivityLog hot;
+    ASSERT_TRUE(rpma::cluster::FromJson(second->value, second->key, &hot).ok());
+    EXPECT_EQ(std::vector<uint64_t>(hot.extents().begin(), hot.extents().end()),
+              std::vector<uint64_t>({0, 1}));
+
+    // The writer dies (its lease goes) with a write in flight that reached
+    // replica 1 only: its bytes are on that replica's file and no other.
+    std::optional<rpma::cluster::KeyValue> holder;
+    ASSERT_TRUE(client_->Get(keys_.Writer("log"), &holder).ok() && holder);
+    ASSERT_TRUE(client_->RevokeLease(holder->lease).ok());
+    const std::string file =
+        pools_[IndexOf(Region("log")->replica_set().members(1).daemon_id())] + "/regions/log.pmem";
+    {
+        std::FILE *f = std::fopen(file.c_str(), "r+b");
+        ASSERT_NE(f, nullptr) << file;
+        const auto torn = Pattern(4096, 77);
+        ASSERT_EQ(std::fseek(f, 8192, SEEK_SET), 0);
+        ASSERT_EQ(std::fwrite(torn.data(), 1, torn.size(), f), torn.size());
+        ASSERT_EQ(std::fclose(f), 0);
+    }
+    // The next writer reconciles the dead one's hot extents before it
+    // writes: every replica returns the same bytes.
+    auto next = Open("log");
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    for (const auto &held : ReadEach(**next, 8192, 4096))
+        EXPECT_EQ(held, bytes);
+    ASSERT_TRUE(rpma::cluster::FromJson(activity()->value, keys_.Activity("log"), &hot).ok());
+    EXPECT_EQ(hot.extents_size(), 0);
+    EXPECT_EQ(hot.writer_epoch(), 2u);
+    next->reset();
+    // Closed cleanly: nothing is left to reconcile.
+    EXPECT_FALSE(activity());
+}
+
 // Nodes that replace a dead one's replicas after 3 s.
 class ClusterReplaceTest : public ClusterTest {
   protected:
@@ -543,13 +680,22 @@ TEST_F(ClusterReplaceTest, AReplicaOfANodeDeadPastReplaceAfterIsPlacedElsewhereA
     ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
     const auto bytes = Pattern(64 << 10, 8);
     const std::string dead = Region("log")->replica_set().members(1).daemon_id();
-    KillMemberUnderAWrite("log", 1, bytes);
+    const size_t victim = KillMemberUnderAWrite("log", 1, bytes);
     EXPECT_TRUE(Eventually(
         [&] {
             return Region("log")->replica_set().members(1).daemon_id() != dead && AllInSync("log");
         },
         std::chrono::seconds(60)))
         << rpma::cluster::ToJson(*Region("log")) << "\n"
+        << Rpmactl({"cluster", "status"}).out;
+    ExpectEveryReplicaHolds("log", bytes);
+    // The dead node comes back with its old copy, which the record no
+    // longer places there: the controller deletes it.
+    daemons_[victim] = StartNode(victim);
+    ASSERT_NE(daemons_[victim], nullptr);
+    ASSERT_TRUE(Holds(*daemons_[victim], "log"));
+    EXPECT_TRUE(
+        Eventually([&] { return !Holds(*daemons_[victim], "log"); }, std::chrono::seconds(40)))
         << Rpmactl({"cluster", "status"}).out;
     ExpectEveryReplicaHolds("log", bytes);
 }
