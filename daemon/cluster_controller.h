@@ -6,9 +6,11 @@
 // or draining is placed on another node and copied there. It works through
 // the client library as a writer would (Region::Repair: only what differs
 // is copied; the record grows back only once the copy is durable), on
-// regions that no application writer holds. Every decision is logged with
-// the region and the reason and kept in <prefix>status/controller
-// (`rpmactl cluster status`).
+// regions no application writer holds; a region one holds is repaired by
+// that writer, which the controller asks through <prefix>maintenance/<name>.
+// It also deletes copies left on nodes that no record places there. Every
+// decision is logged with the region and the reason and kept in
+// <prefix>status/controller (`rpmactl cluster status`).
 #ifndef DAEMON_CLUSTER_CONTROLLER_H
 #define DAEMON_CLUSTER_CONTROLLER_H
 
