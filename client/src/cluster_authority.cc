@@ -223,6 +223,20 @@ Status ClusterAuthority::ClearInherited() {
     return Status();
 }
 
+Status ClusterAuthority::Refresh(bool *changed) {
+    *changed = false;
+    std::optional<rpma::cluster::Versioned<RegionRecord>> now;
+    if (auto s = rpma::cluster::GetRegion(*etcd_, keys_, name_, &now); !s.ok())
+        return Status(StatusCode::kUnavailable, "etcd: " + s.error_message());
+    if (!now || now->record.state() != RegionRecord::STATE_READY)
+        return Status(StatusCode::kFailedPrecondition, "region " + name_ + " is being deleted");
+    if (now->revision == region_.revision)
+        return Status();
+    region_ = std::move(*now);
+    *changed = true;
+    return Status();
+}
+
 Status ClusterAuthority::ReadMaintenance(
     std::optional<rpma::cluster::v1::MaintenanceRequest> *request) {
     request->reset();

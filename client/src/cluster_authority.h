@@ -46,6 +46,11 @@ class ClusterAuthority {
     // who did otherwise, kUnavailable when etcd does not answer.
     Status Commit(const ::rpmad::v1::ReplicaSetRecord &record);
 
+    // Reads the region's record again: *changed when it is not the one
+    // held (which it then becomes). kFailedPrecondition when the region
+    // was deleted, kUnavailable when etcd does not answer.
+    Status Refresh(bool *changed);
+
     // Not ok once the writer's lease is known lost (expired: another writer
     // may hold the region now).
     Status Held() const;

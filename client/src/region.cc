@@ -434,9 +434,12 @@ Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t inde
         return Status(StatusCode::kInvalidArgument,
                       op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
     std::lock_guard lock(mu_);
-    if (attention_) [[unlikely]]
+    if (attention_) [[unlikely]] {
         if (Status s = Attend(op, false); !s.ok())
             return s;
+        if (authority_ && read_only_)
+            return ReadConfirmed(op, offset, out, index);
+    }
     return ReadLocked(op, offset, out, index);
 }
 

@@ -415,6 +415,46 @@ Status Region::Impl::Settle(const Op &op) {
     }
 }
 
+Status Region::Impl::ReadConfirmed(const Op &op, uint64_t offset, std::span<std::byte> out,
+                                   size_t index) {
+    // Bytes read between two looks at the same record came from a replica
+    // in sync all along: every write acknowledged before the first look
+    // is on it.
+    constexpr int kAttempts = 4;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+        if (Status s = ReadLocked(op, offset, out, index); !s.ok())
+            return s;
+        bool changed = false;
+        if (Status s = authority_->Refresh(&changed); !s.ok())
+            return Status(s.code(), op.ToString() +
+                                        ": confirming in etcd that the replica is "
+                                        "still in sync: " +
+                                        s.message());
+        if (!changed)
+            return Status();
+        const ::rpmad::v1::ReplicaSetRecord &record = authority_->record();
+        for (size_t i = 0; i < members_.size() && static_cast<int>(i) < record.members_size();
+             ++i) {
+            const auto &recorded = record.members(static_cast<int>(i));
+            Member &m = members_[i];
+            if (recorded.state() == ::rpmad::v1::ReplicaSetMember::STATE_IN_SYNC ||
+                m.state != ReplicaState::kLive)
+                continue;
+            m.state = ReplicaState::kStale;
+            m.stale_since = recorded.stale_since();
+            m.error = Status(StatusCode::kFailedPrecondition,
+                             "recorded out of sync in etcd (" + record.reason() + ")")
+                          .WithReplica(i, m.address);
+            if (m.replica)
+                m.replica->Close(m.error);
+        }
+        record_ = record;
+    }
+    return Status(StatusCode::kUnavailable,
+                  op.ToString() + ": region " + name_ +
+                      "'s record kept changing in etcd while it was read: read again");
+}
+
 Status Region::Impl::Attend(const Op &op, bool writes) {
     if (fenced_)
         return fenced_status_;

@@ -40,6 +40,7 @@
 #include "tests/integration/etcd_cluster.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
+#include "tests/integration/stopped_daemon.h"
 
 namespace rpma::testing {
 namespace {
@@ -514,6 +515,44 @@ TEST_F(ClusterTest, AReplicaKilledUnderAWriterIsRecordedStaleInEtcd) {
     EXPECT_GT(after->replica_set().generation(), record->replica_set().generation());
     // Writes go on without it.
     EXPECT_TRUE((*writer)->WritePersist(4096, bytes).ok());
+}
+
+TEST_F(ClusterTest, AReaderNeverReadsAReplicaTheWriterRecordedStale) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
+    rpma::client::OpenOptions options;
+    options.quorum = 2;
+    auto writer = Open("log", options);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    const auto before = Pattern(4096, 1), after = Pattern(4096, 2);
+    ASSERT_TRUE((*writer)->WritePersist(0, before).ok());
+    rpma::client::OpenOptions read_only;
+    read_only.read_only = true;
+    auto reader = Open("log", read_only);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    for (const auto &held : ReadEach(**reader, 0, 4096))
+        ASSERT_EQ(held, before);
+    // The writer loses replica 2 (its daemon stalls past operation_timeout)
+    // and acknowledges without it; the reader still reaches it afterwards.
+    const size_t lagging = IndexOf(Region("log")->replica_set().members(2).daemon_id());
+    {
+        Stopped stalled(daemons_[lagging]->process().pid());
+        ASSERT_TRUE(stalled.stopped());
+        // This write may still reach it (its kernel took the bytes) ...
+        const auto stalled_write = (*writer)->WritePersist(0, Pattern(4096, 3));
+        ASSERT_TRUE(stalled_write.ok()) << stalled_write.ToString();
+        // ... this one, after it was recorded stale, does not.
+        const auto wrote = (*writer)->WritePersist(0, after);
+        ASSERT_TRUE(wrote.ok()) << wrote.ToString();
+    }
+    ASSERT_EQ(Region("log")->replica_set().members(2).state(), v1::ReplicaSetMember::STATE_STALE);
+    std::vector<std::byte> got(4096);
+    const auto read = (*reader)->Read(0, got, 2);
+    if (read.ok())
+        EXPECT_EQ(got, after) << "a stale replica's bytes were returned";  // repaired meanwhile
+    else
+        EXPECT_EQ(read.code(), rpma::client::StatusCode::kFailedPrecondition) << read.ToString();
+    ASSERT_TRUE((*reader)->Read(0, got, 0).ok());
+    EXPECT_EQ(got, after);
 }
 
 TEST_F(ClusterTest, TheControllerRepairsARestartedReplicaWhereItIs) {

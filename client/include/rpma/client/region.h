@@ -196,7 +196,9 @@ class Region {
     // kUnavailable while etcd is out of reach), reconciles the extents a
     // writer that died left in it before it returns, and runs the
     // controller's repairs on a thread of its own (Cluster::maintain;
-    // README "Cluster mode").
+    // README "Cluster mode"). A reader confirms each read against etcd's
+    // record (one round trip: a replica the writer recorded stale may
+    // still answer) and refuses one no longer in sync (kFailedPrecondition).
     static Result<std::unique_ptr<Region>> Open(const Cluster &cluster, const std::string &name,
                                                 const OpenOptions &options = {});
     // Waits for what is in flight (bounded by operation_timeout) and
