@@ -437,7 +437,7 @@ Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t inde
     if (attention_) [[unlikely]] {
         if (Status s = Attend(op, false); !s.ok())
             return s;
-        if (authority_ && read_only_)
+        if (read_only_ && !legacy_)
             return ReadConfirmed(op, offset, out, index);
     }
     return ReadLocked(op, offset, out, index);

@@ -224,11 +224,15 @@ class Region::Impl {
     Status PersistLocked(const Op &op, uint64_t offset, uint64_t length);
     Status CommitLocked(const Op &op, const Batch::Entry *entries, size_t count);
     Status ReadLocked(const Op &op, uint64_t offset, std::span<std::byte> out, size_t index);
-    // A cluster reader's read: ReadLocked, then etcd's record confirmed
-    // unchanged since the last look (else adopted, and the read done
-    // again): the writer does not tell readers when it records a replica
-    // stale, and a replica it cut off may still answer them.
+    // A reader's read: ReadLocked, then the newest record (etcd's, or a
+    // majority of the replicas') confirmed unchanged since the last look
+    // (else adopted, and the read done again): the writer does not tell
+    // readers when it records a replica stale, and a replica it cut off
+    // may still answer them.
     Status ReadConfirmed(const Op &op, uint64_t offset, std::span<std::byte> out, size_t index);
+    // The newest record a majority of the replicas hold, into *newest; a
+    // replica that does not answer is marked failed.
+    Status NewestOfReplicas(const Op &op, ::rpmad::v1::ReplicaSetRecord *newest);
     // What an operation checks before it starts when attention_ is set: a
     // fenced Region, a read-only one's writes, failures not yet recorded.
     Status Attend(const Op &op, bool writes);

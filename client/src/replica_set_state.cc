@@ -17,14 +17,6 @@ std::string Replica(const ReplicaSetInput &in, size_t i) {
     return "replica " + std::to_string(i) + " (" + in.addresses[i] + ")";
 }
 
-// The member of `record` that is daemon `daemon_id`, or nullptr.
-const Member *ByDaemon(const v1::ReplicaSetRecord &record, const std::string &daemon_id) {
-    for (const Member &m : record.members())
-        if (m.daemon_id() == daemon_id)
-            return &m;
-    return nullptr;
-}
-
 // The member of `record` recorded at `address`, or nullptr.
 const Member *ByAddress(const v1::ReplicaSetRecord &record, const std::string &address) {
     for (const Member &m : record.members())
@@ -69,6 +61,14 @@ std::string DescribeRecord(const v1::ReplicaSetRecord &record) {
     if (!record.reason().empty())
         text += " (" + record.reason() + ")";
     return text;
+}
+
+const ::rpmad::v1::ReplicaSetMember *ByDaemon(const ::rpmad::v1::ReplicaSetRecord &record,
+                                              const std::string &daemon_id) {
+    for (const auto &m : record.members())
+        if (m.daemon_id() == daemon_id)
+            return &m;
+    return nullptr;
 }
 
 bool SameMembers(const v1::ReplicaSetRecord &a, const v1::ReplicaSetRecord &b) {
