@@ -627,6 +627,14 @@ TEST_F(ClusterTest, AWriterRepairsARestartedReplicaWhileItWrites) {
     ExpectEveryReplicaHolds(**writer, acked);
     const Outcome status = Rpmactl({"cluster", "status"});
     EXPECT_NE(status.out.find("asked its writer"), std::string::npos) << status.out;
+    // region info tells the same of this region, with its writer and the
+    // writer's activity log (64 records of 4 KiB: one extent).
+    const Outcome info = Rpmactl({"region", "info", "log"});
+    EXPECT_EQ(info.code, 0) << info.describe;
+    EXPECT_NE(info.out.find("asked its writer"), std::string::npos) << info.out;
+    EXPECT_NE(info.out.find("activity log: 1 extent(s) of 4.0 MiB hot"), std::string::npos)
+        << info.out;
+    EXPECT_EQ(info.out.find("writer: none"), std::string::npos) << info.out;
 }
 
 TEST_F(ClusterTest, AWriterMovesItsReplicaOffADrainedNode) {
