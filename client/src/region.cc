@@ -400,9 +400,13 @@ Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
     const Span covering = Covering(ranges);
     const Op op{Op::Kind::kBatch, covering.offset, covering.length, count};
     std::lock_guard lock(mu_);
-    if (attention_) [[unlikely]]
+    if (attention_) [[unlikely]] {
         if (Status s = Attend(op, true); !s.ok())
             return s;
+        for (size_t i = 0; authority_ && i < count; ++i)
+            if (Status s = NoteActivity(op, entries[i].offset, entries[i].bytes.size()); !s.ok())
+                return s;
+    }
     return Pinned(op, Finish(op, CommitLocked(op, entries, count)));
 }
 

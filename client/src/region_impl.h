@@ -247,6 +247,10 @@ class Region::Impl {
         }
         return s;
     }
+    Status NoteActivity(const Op &op, uint64_t offset, uint64_t length) {
+        Status s = authority_->NoteActivity(offset, length);
+        return s.ok() ? s : Status(s.code(), op.ToString() + ": " + s.message());
+    }
     // A write that failed may have reached some replicas and not others:
     // in cluster mode its extents stay in the activity log.
     Status Pinned(const Op &op, Status s) {

@@ -517,10 +517,10 @@ Status Region::Impl::Attend(const Op &op, bool writes) {
     if (record_pending_ && writes)
         if (Status s = Settle(op); !s.ok())
             return s;
-    // A write into an extent not hot is recorded in the activity log first.
-    if (authority_ && writes && op.kind != Op::Kind::kPersist)
-        if (Status s = authority_->NoteActivity(op.offset, op.length); !s.ok())
-            return Status(s.code(), op.ToString() + ": " + s.message());
+    // A write into an extent not hot is recorded in the activity log first
+    // (a batch's writes each: Commit).
+    if (authority_ && (op.kind == Op::Kind::kWrite || op.kind == Op::Kind::kWritePersist))
+        return NoteActivity(op, op.offset, op.length);
     return Status();
 }
 

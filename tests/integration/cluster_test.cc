@@ -682,11 +682,16 @@ TEST_F(ClusterTest, ATakeoverReconcilesWhatTheDeadWriterHadInFlight) {
         ASSERT_TRUE((*dead)->WritePersist(i * 4096, bytes).ok());
     EXPECT_EQ(activity()->mod_revision, first->mod_revision);
     ASSERT_TRUE((*dead)->WritePersist(5 << 20, bytes).ok());
+    // A batch's writes count each, not the range that spans them.
+    rpma::client::Batch batch;
+    batch.Write(4096, bytes);
+    batch.Write(13 << 20, bytes);
+    ASSERT_TRUE((*dead)->Commit(batch).ok());
     const auto second = activity();
     rpma::cluster::v1::ActivityLog hot;
     ASSERT_TRUE(rpma::cluster::FromJson(second->value, second->key, &hot).ok());
     EXPECT_EQ(std::vector<uint64_t>(hot.extents().begin(), hot.extents().end()),
-              std::vector<uint64_t>({0, 1}));
+              std::vector<uint64_t>({0, 1, 3}));
 
     // The writer dies (its lease goes) with a write in flight that reached
     // replica 1 only: its bytes are on that replica's file and no other.
