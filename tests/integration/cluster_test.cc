@@ -208,6 +208,18 @@ class ClusterTest : public ::testing::Test {
         return 0;
     }
 
+    // Creates region `name` of 1 MiB on three nodes and opens it for writing
+    // with quorum 2; nullptr (after a failure) when either fails.
+    std::unique_ptr<rpma::client::Region> CreateAndOpenWriter(const std::string &name) {
+        const Outcome created = Rpmactl({"region", "create", name, "1MiB", "--replicas", "3"});
+        EXPECT_EQ(created.code, 0) << created.describe;
+        rpma::client::OpenOptions options;
+        options.quorum = 2;
+        auto writer = Open(name, options);
+        EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+        return created.code == 0 && writer.ok() ? std::move(*writer) : nullptr;
+    }
+
     // Kills the node of member `member` of region `name` under a writer
     // with quorum 2, writes `bytes` at 0 (so that the member is recorded
     // stale) and closes the writer; the killed daemon's index.
@@ -496,35 +508,29 @@ TEST_F(ClusterTest, AWriterWhoseLeaseIsGoneIsFencedAndLandsNothing) {
 }
 
 TEST_F(ClusterTest, AReplicaKilledUnderAWriterIsRecordedStaleInEtcd) {
-    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
-    rpma::client::OpenOptions options;
-    options.quorum = 2;
-    auto writer = Open("log", options);
-    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    auto writer = CreateAndOpenWriter("log");
+    ASSERT_NE(writer, nullptr);
     const auto record = Region("log");
     const std::string victim_id = record->replica_set().members(2).daemon_id();
     for (auto &d : daemons_)
         if (NodeId(*d) == victim_id)
             d->process().Kill();
     const auto bytes = Pattern(4096, 9);
-    const auto wrote = (*writer)->WritePersist(0, bytes);
+    const auto wrote = writer->WritePersist(0, bytes);
     ASSERT_TRUE(wrote.ok()) << wrote.ToString();
     const auto after = Region("log");
     EXPECT_EQ(after->replica_set().members(2).state(), v1::ReplicaSetMember::STATE_STALE);
     EXPECT_EQ(after->replica_set().members(0).state(), v1::ReplicaSetMember::STATE_IN_SYNC);
     EXPECT_GT(after->replica_set().generation(), record->replica_set().generation());
     // Writes go on without it.
-    EXPECT_TRUE((*writer)->WritePersist(4096, bytes).ok());
+    EXPECT_TRUE(writer->WritePersist(4096, bytes).ok());
 }
 
 TEST_F(ClusterTest, AReaderNeverReadsAReplicaTheWriterRecordedStale) {
-    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
-    rpma::client::OpenOptions options;
-    options.quorum = 2;
-    auto writer = Open("log", options);
-    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    auto writer = CreateAndOpenWriter("log");
+    ASSERT_NE(writer, nullptr);
     const auto before = Pattern(4096, 1), after = Pattern(4096, 2);
-    ASSERT_TRUE((*writer)->WritePersist(0, before).ok());
+    ASSERT_TRUE(writer->WritePersist(0, before).ok());
     rpma::client::OpenOptions read_only;
     read_only.read_only = true;
     auto reader = Open("log", read_only);
@@ -538,10 +544,10 @@ TEST_F(ClusterTest, AReaderNeverReadsAReplicaTheWriterRecordedStale) {
         Stopped stalled(daemons_[lagging]->process().pid());
         ASSERT_TRUE(stalled.stopped());
         // This write may still reach it (its kernel took the bytes) ...
-        const auto stalled_write = (*writer)->WritePersist(0, Pattern(4096, 3));
+        const auto stalled_write = writer->WritePersist(0, Pattern(4096, 3));
         ASSERT_TRUE(stalled_write.ok()) << stalled_write.ToString();
         // ... this one, after it was recorded stale, does not.
-        const auto wrote = (*writer)->WritePersist(0, after);
+        const auto wrote = writer->WritePersist(0, after);
         ASSERT_TRUE(wrote.ok()) << wrote.ToString();
     }
     ASSERT_EQ(Region("log")->replica_set().members(2).state(), v1::ReplicaSetMember::STATE_STALE);
@@ -603,28 +609,25 @@ TEST_F(ClusterTest, ADrainedNodeEndsUpHoldingNothing) {
 }
 
 TEST_F(ClusterTest, AWriterRepairsARestartedReplicaWhileItWrites) {
-    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
-    rpma::client::OpenOptions options;
-    options.quorum = 2;
-    auto writer = Open("log", options);
-    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    auto writer = CreateAndOpenWriter("log");
+    ASSERT_NE(writer, nullptr);
     const std::string node = Region("log")->replica_set().members(2).daemon_id();
     const size_t victim = IndexOf(node);
     daemons_[victim]->process().Kill();
     std::map<uint64_t, std::vector<std::byte>> acked;
-    ASSERT_TRUE(WriteUntil(**writer, 64, &acked, [&] {
+    ASSERT_TRUE(WriteUntil(*writer, 64, &acked, [&] {
         return Region("log")->replica_set().members(2).state() == v1::ReplicaSetMember::STATE_STALE;
     }));
     daemons_[victim] = StartNode(victim);
     ASSERT_NE(daemons_[victim], nullptr);
     // The controller asks the writer, which repairs it while it writes.
-    EXPECT_TRUE(WriteUntil(**writer, 64, &acked, [&] { return AllInSync("log"); }))
+    EXPECT_TRUE(WriteUntil(*writer, 64, &acked, [&] { return AllInSync("log"); }))
         << rpma::cluster::ToJson(*Region("log")) << "\n"
         << Rpmactl({"cluster", "status"}).out;
     EXPECT_EQ(Region("log")->replica_set().members(2).daemon_id(), node);
-    EXPECT_EQ((*writer)->replicas()[2].state, rpma::client::ReplicaState::kLive);
-    ASSERT_TRUE(WriteUntil(**writer, 64, &acked, [] { return true; }));
-    ExpectEveryReplicaHolds(**writer, acked);
+    EXPECT_EQ(writer->replicas()[2].state, rpma::client::ReplicaState::kLive);
+    ASSERT_TRUE(WriteUntil(*writer, 64, &acked, [] { return true; }));
+    ExpectEveryReplicaHolds(*writer, acked);
     const Outcome status = Rpmactl({"cluster", "status"});
     EXPECT_NE(status.out.find("asked its writer"), std::string::npos) << status.out;
     // region info tells the same of this region, with its writer and the
@@ -638,16 +641,13 @@ TEST_F(ClusterTest, AWriterRepairsARestartedReplicaWhileItWrites) {
 }
 
 TEST_F(ClusterTest, AWriterMovesItsReplicaOffADrainedNode) {
-    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
-    rpma::client::OpenOptions options;
-    options.quorum = 2;
-    auto writer = Open("log", options);
-    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    auto writer = CreateAndOpenWriter("log");
+    ASSERT_NE(writer, nullptr);
     const std::string drained = Region("log")->replica_set().members(0).daemon_id();
     const Outcome drain = Rpmactl({"node", "drain", drained});
     ASSERT_EQ(drain.code, 0) << drain.describe;
     std::map<uint64_t, std::vector<std::byte>> acked;
-    EXPECT_TRUE(WriteUntil(**writer, 64, &acked,
+    EXPECT_TRUE(WriteUntil(*writer, 64, &acked,
                            [&] {
                                return Region("log")->replica_set().members(0).daemon_id() !=
                                           drained &&
@@ -655,8 +655,8 @@ TEST_F(ClusterTest, AWriterMovesItsReplicaOffADrainedNode) {
                            }))
         << rpma::cluster::ToJson(*Region("log")) << "\n"
         << Rpmactl({"cluster", "status"}).out;
-    ASSERT_TRUE(WriteUntil(**writer, 64, &acked, [] { return true; }));
-    ExpectEveryReplicaHolds(**writer, acked);
+    ASSERT_TRUE(WriteUntil(*writer, 64, &acked, [] { return true; }));
+    ExpectEveryReplicaHolds(*writer, acked);
     // Its old copy goes (the controller finds it placed nowhere).
     EXPECT_TRUE(Eventually([&] { return !Holds(*daemons_[IndexOf(drained)], "log"); },
                            std::chrono::seconds(40)))
