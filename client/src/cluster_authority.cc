@@ -3,6 +3,8 @@
 #include <ctime>
 #include <map>
 
+#include "util/time_text.h"
+
 namespace rpma::client {
 namespace {
 
@@ -102,7 +104,7 @@ Status ClusterAuthority::TakeWriter(const std::string &who) {
         auto *take = txn.add_success()->mutable_request_put();
         take->set_key(writer_key);
         take->set_value(who + ", epoch " + std::to_string(next.writer_epoch()) + ", since " +
-                        std::to_string(NowUnix()));
+                        util::FormatUnixTime(NowUnix()));
         take->set_lease(lease_);
         auto *epoch = txn.add_success()->mutable_request_put();
         epoch->set_key(keys_.Region(name_));

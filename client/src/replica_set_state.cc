@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <set>
 
+#include "util/time_text.h"
+
 namespace rpma::client {
 namespace {
 
@@ -50,14 +52,8 @@ std::string DescribeRecord(const v1::ReplicaSetRecord &record) {
     std::string text = "generation " + std::to_string(record.generation());
     if (!record.writer().empty())
         text += ", by " + record.writer();
-    if (record.updated_unix_seconds() > 0) {
-        const time_t at = static_cast<time_t>(record.updated_unix_seconds());
-        tm utc{};
-        gmtime_r(&at, &utc);
-        char when[32];
-        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &utc);
-        text += std::string(", at ") + when;
-    }
+    if (record.updated_unix_seconds() > 0)
+        text += ", at " + util::FormatUnixTime(record.updated_unix_seconds());
     if (!record.reason().empty())
         text += " (" + record.reason() + ")";
     return text;
