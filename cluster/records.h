@@ -38,6 +38,13 @@ class Keys {
     // Set by `rpmactl node drain`; the node's record shows it as draining.
     std::string Drain(const std::string &id) const { return prefix_ + "drain/" + id; }
     std::string Drains() const { return prefix_ + "drain/"; }
+    // A writer's hot extents (ActivityLog) and what the controller asks of
+    // it (MaintenanceRequest).
+    std::string Activity(const std::string &name) const { return prefix_ + "activity/" + name; }
+    std::string Maintenance(const std::string &name) const {
+        return prefix_ + "maintenance/" + name;
+    }
+    std::string Maintenances() const { return prefix_ + "maintenance/"; }
     std::string Controller() const { return prefix_ + "controller"; }
     std::string ControllerStatus() const { return prefix_ + "status/controller"; }
     const std::string &prefix() const { return prefix_; }

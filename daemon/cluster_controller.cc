@@ -37,6 +37,7 @@ StatusOr<std::unique_ptr<ClusterController>> ClusterController::Start(Options op
     c->cluster_.prefix = options.config.prefix;
     c->cluster_.options = options.connect;
     c->cluster_.writer_lease = std::chrono::seconds(options.config.lease_ttl_seconds);
+    c->cluster_.maintain = false;  // it repairs itself, then closes
     c->options_ = std::move(options);
     c->thread_ = std::thread([p = c.get()] { p->Run(); });
     return c;
@@ -101,8 +102,11 @@ void ClusterController::Step() {
         if (leading)
             Record("node " + options_.node_id + " leads the controller");
     }
-    if (!leading)
+    if (!leading) {
+        asked_.clear();
+        orphans_.clear();
         return;
+    }
     std::vector<rpma::cluster::NodeRecord> live;
     std::vector<rpma::cluster::Versioned<RegionRecord>> regions;
     std::vector<rpma::cluster::KeyValue> writers;
@@ -139,18 +143,104 @@ void ClusterController::Step() {
         std::string waiting;
         for (const std::string &w : plan.waiting)
             waiting += (waiting.empty() ? "" : "; ") + w;
-        if (!plan.actions.empty() && held.count(region.name()))
-            waiting = "an application writer holds it (it repairs what it can itself)";
         // A change of what a region waits for is a decision too.
         if (std::string &was = last_waiting_[region.name()]; was != waiting) {
             was = waiting;
             if (!waiting.empty())
                 Record("region " + region.name() + ": waiting: " + waiting);
         }
+        // A region an application writer holds is repaired by that writer
+        // (its record changes would fence the controller's): it is asked.
+        Ask(region.name(),
+            held.count(region.name()) ? plan.actions : std::vector<rpma::cluster::RepairAction>{});
         if (plan.actions.empty() || held.count(region.name()))
             continue;
         Repair(versioned, plan.actions);
     }
+    // Every fifth step: it asks every live node for its regions.
+    if (++steps_ % 5 == 0)
+        SweepOrphans(live, regions);
+}
+
+void ClusterController::Ask(const std::string &region,
+                            const std::vector<rpma::cluster::RepairAction> &actions) {
+    rpma::cluster::v1::MaintenanceRequest request;
+    for (const auto &a : actions) {
+        auto *action = request.add_actions();
+        action->set_member(a.member);
+        action->set_node_id(a.node_id);
+        action->set_control_address(a.control_address);
+        action->set_replacement(a.replacement);
+        action->set_moved_from_address(a.moved_from_address);
+        action->set_reason(a.reason);
+    }
+    const std::string asked = actions.empty() ? "" : rpma::cluster::ToJson(request);
+    // Unknown yet (this leader's first step): whatever an earlier leader
+    // asked is replaced.
+    if (auto was = asked_.find(region); was != asked_.end() && was->second == asked)
+        return;
+    const std::string key = keys_.Maintenance(region);
+    if (asked.empty()) {
+        if (etcd_->Delete(key).ok())
+            asked_[region] = asked;
+        return;
+    }
+    request.set_controller(options_.node_id);
+    request.set_requested_unix_seconds(NowUnix());
+    if (!etcd_->Put(key, rpma::cluster::ToJson(request)).ok())
+        return;
+    asked_[region] = asked;
+    for (const auto &a : actions)
+        Record("region " + region + ": asked its writer: " + a.reason);
+}
+
+void ClusterController::SweepOrphans(
+    const std::vector<rpma::cluster::NodeRecord> &live,
+    const std::vector<rpma::cluster::Versioned<RegionRecord>> &regions) {
+    // A copy a node holds of a region whose record does not place it there:
+    // a node that was dead while its replica was placed elsewhere, or a
+    // move whose delete did not reach it. Deleted once seen so twice at the
+    // same revision of the record, so that a copy being created for a
+    // replacement (before its record names it) is left alone.
+    std::map<std::string, const rpma::cluster::Versioned<RegionRecord> *> by_name;
+    for (const auto &r : regions)
+        by_name[r.record.name()] = &r;
+    std::map<std::string, int64_t> orphans;
+    for (const auto &node : live) {
+        auto control =
+            rpma::client::ControlPlane::Connect(node.control_address(), options_.connect);
+        if (!control.ok())
+            continue;
+        ::rpmad::v1::ListRegionsResponse held;
+        if (!(*control)->regions().ListRegions((*control)->Context().get(), {}, &held).ok())
+            continue;
+        for (const auto &copy : held.regions()) {
+            auto region = by_name.find(copy.name());
+            if (region == by_name.end() ||
+                region->second->record.state() != RegionRecord::STATE_READY)
+                continue;  // not the cluster's, or being created or deleted
+            bool placed = false;
+            for (const auto &m : region->second->record.replica_set().members())
+                placed = placed || m.daemon_id() == node.node_id();
+            if (placed)
+                continue;
+            const std::string key = node.node_id() + "/" + copy.name();
+            orphans[key] = region->second->revision;
+            auto seen = orphans_.find(key);
+            if (seen == orphans_.end() || seen->second != region->second->revision)
+                continue;
+            ::rpmad::v1::DeleteRegionRequest request;
+            request.set_name(copy.name());
+            request.set_force(true);
+            ::rpmad::v1::DeleteRegionResponse response;
+            const grpc::Status deleted =
+                (*control)->regions().DeleteRegion((*control)->Context().get(), request, &response);
+            Record("region " + copy.name() + ": the copy left on node " + node.node_id() +
+                   ", which its record no longer places there, " +
+                   (deleted.ok() ? "deleted" : "not deleted: " + deleted.error_message()));
+        }
+    }
+    orphans_ = std::move(orphans);
 }
 
 bool ClusterController::StaleBeforeMoving(const rpma::cluster::Versioned<RegionRecord> &region,

@@ -6,9 +6,11 @@
 // or draining is placed on another node and copied there. It works through
 // the client library as a writer would (Region::Repair: only what differs
 // is copied; the record grows back only once the copy is durable), on
-// regions that no application writer holds. Every decision is logged with
-// the region and the reason and kept in <prefix>status/controller
-// (`rpmactl cluster status`).
+// regions no application writer holds; a region one holds is repaired by
+// that writer, which the controller asks through <prefix>maintenance/<name>.
+// It also deletes copies left on nodes that no record places there. Every
+// decision is logged with the region and the reason and kept in
+// <prefix>status/controller (`rpmactl cluster status`).
 #ifndef DAEMON_CLUSTER_CONTROLLER_H
 #define DAEMON_CLUSTER_CONTROLLER_H
 
@@ -58,6 +60,14 @@ class ClusterController {
     bool StaleBeforeMoving(const rpma::cluster::Versioned<rpma::cluster::RegionRecord> &region,
                            const std::vector<rpma::cluster::RepairAction> &actions);
     void Record(const std::string &event);
+    // Puts what the writer holding `region` should do (nothing: deletes
+    // the request), when it changed.
+    void Ask(const std::string &region, const std::vector<rpma::cluster::RepairAction> &actions);
+    // Deletes the copies live nodes hold of regions whose records place
+    // them elsewhere.
+    void SweepOrphans(
+        const std::vector<rpma::cluster::NodeRecord> &live,
+        const std::vector<rpma::cluster::Versioned<rpma::cluster::RegionRecord>> &regions);
 
     Options options_;
     std::unique_ptr<rpma::cluster::Etcd> etcd_;
@@ -66,6 +76,9 @@ class ClusterController {
     bool leading_ = false;
     std::map<std::string, int64_t> dead_since_;
     std::map<std::string, std::string> last_waiting_;
+    std::map<std::string, std::string> asked_;  // region -> request put
+    std::map<std::string, int64_t> orphans_;    // "node/region" -> record revision
+    uint64_t steps_ = 0;
     std::deque<std::string> history_;
 
     std::mutex mu_;

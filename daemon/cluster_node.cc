@@ -48,9 +48,10 @@ ClusterNode::~ClusterNode() {
     wake_.notify_all();
     if (thread_.joinable())
         thread_.join();
-    // Not when etcd was out of reach at the last step: the stop would wait
-    // for it; the lease expires by itself.
-    if (state_.lease != 0 && state_.registered) {
+    // Also when the last step failed (a keep-alive slower than its deadline
+    // is no sign that etcd is gone): a stop waits at most the etcd
+    // timeout per endpoint, and otherwise the lease expires by itself.
+    if (state_.lease != 0) {
         if (auto s = etcd_->RevokeLease(state_.lease); s.ok())
             Log().info("cluster: left (node {} unregistered)", state_.node_id);
         else

@@ -210,6 +210,14 @@ RegionRecord Keeping(const RegionRecord &record, const std::vector<int> &left,
     return kept;
 }
 
+// One line of the controller's history, "UNIX-SECONDS what", with its time
+// spelled out.
+void PrintDecision(const std::string &line) {
+    const size_t space = line.find(' ');
+    printf("  %s %s\n", FormatUnixTime(std::stoll(line.substr(0, space))).c_str(),
+           line.substr(space + 1).c_str());
+}
+
 }  // namespace
 
 int ClusterRegionCreate(const Settings &settings, const std::string &name, uint64_t size,
@@ -377,6 +385,9 @@ int ClusterRegionDelete(const Settings &settings, const std::string &name, bool 
             return Fail(Status(
                 StatusCode::kFailedPrecondition,
                 "region " + name + " changed in etcd while it was deleted: run the delete again"));
+        // What its writers left (a new region of the name starts clean).
+        (void)cluster->etcd->Delete(cluster->keys.Activity(name));
+        (void)cluster->etcd->Delete(cluster->keys.Maintenance(name));
         if (settings.json)
             PrintJson(Json{{"deleted", name}});
         else
@@ -443,8 +454,64 @@ int ClusterRegionInfo(const Settings &settings, const std::string &name) {
     if (!nodes.ok())
         return Fail(nodes.status());
     const RegionRecord &r = read->record;
+    // Its writer, the writer's activity log, what the controller asks of
+    // it and the controller's decisions about it.
+    std::optional<rpma::cluster::KeyValue> writer, activity, asked, kept;
+    for (auto [key, into] : {std::pair{cluster->keys.Writer(name), &writer},
+                             {cluster->keys.Activity(name), &activity},
+                             {cluster->keys.Maintenance(name), &asked},
+                             {cluster->keys.ControllerStatus(), &kept}})
+        if (auto s = cluster->etcd->Get(key, into); !s.ok())
+            return Fail(FromEtcd(s));
+    rpma::cluster::v1::ActivityLog log;
+    rpma::cluster::v1::MaintenanceRequest request;
+    rpma::cluster::v1::ControllerStatus status;
+    if (activity)
+        (void)rpma::cluster::FromJson(activity->value, activity->key, &log);
+    if (asked)
+        (void)rpma::cluster::FromJson(asked->value, asked->key, &request);
+    if (kept)
+        (void)rpma::cluster::FromJson(kept->value, kept->key, &status);
+    std::vector<std::string> history;
+    for (const auto &h : status.history())
+        if (h.find(" region " + name + ": ") != std::string::npos)
+            history.push_back(h);
+    // A repair's progress, from the daemon it copies into.
+    std::vector<std::string> states;
+    std::vector<std::string> repairing;
+    for (const auto &m : r.replica_set().members()) {
+        states.push_back(MemberStateName(m.state()));
+        auto node = nodes->find(m.daemon_id());
+        if (m.state() == ::rpmad::v1::ReplicaSetMember::STATE_REPAIRING && node != nodes->end())
+            repairing.push_back(node->second.control_address());
+    }
+    std::vector<::rpmad::v1::Region> answers(repairing.size());
+    size_t asked_index = 0;
+    std::map<std::string, size_t> by_address;
+    for (const auto &a : repairing)
+        by_address[a] = asked_index++;
+    OnEach(settings, repairing, [&](ControlPlane &d, grpc::ClientContext *c) {
+        ::rpmad::v1::GetRegionRequest get;
+        get.set_name(name);
+        return d.regions().GetRegion(c, get, &answers[by_address[d.address()]]);
+    });
+    for (int i = 0; i < r.replica_set().members_size(); ++i) {
+        auto node = nodes->find(r.replica_set().members(i).daemon_id());
+        if (node == nodes->end() || !by_address.count(node->second.control_address()))
+            continue;
+        const auto &p = answers[by_address[node->second.control_address()]].repair_progress();
+        if (p.total_bytes() > 0)
+            states[i] += " " + std::to_string(p.bytes_compared() * 100 / p.total_bytes()) + "%";
+    }
     if (settings.json) {
-        PrintJson(Json{{"region", ToJson(r)}, {"revision", read->revision}});
+        Json j{{"region", ToJson(r)}, {"revision", read->revision}};
+        j["writer"] = writer ? writer->value : "";
+        if (activity)
+            j["activity"] = ToJson(log);
+        if (asked)
+            j["maintenance"] = ToJson(request);
+        j["history"] = history;
+        PrintJson(j);
         return kExitOk;
     }
     printf("region %s: %s, %s, replica set generation %llu, writer epoch %llu\n", name.c_str(),
@@ -453,6 +520,11 @@ int ClusterRegionInfo(const Settings &settings, const std::string &name) {
            static_cast<unsigned long long>(r.writer_epoch()));
     printf("created %s; last change by %s (%s)\n", FormatUnixTime(r.created_unix_seconds()).c_str(),
            r.changed_by().c_str(), r.reason().c_str());
+    printf("writer: %s\n", writer ? writer->value.c_str() : "none");
+    if (activity)
+        printf("activity log: %d extent(s) of %s hot, writer epoch %llu\n", log.extents_size(),
+               FormatSizeRounded(log.extent_bytes()).c_str(),
+               static_cast<unsigned long long>(log.writer_epoch()));
     Table table({"replica", "node", "zone", "control", "node state", "state"});
     for (int i = 0; i < r.replica_set().members_size(); ++i) {
         const auto &m = r.replica_set().members(i);
@@ -460,10 +532,14 @@ int ClusterRegionInfo(const Settings &settings, const std::string &name) {
         const bool live = node != nodes->end();
         table.AddRow({std::to_string(i), m.daemon_id(), live ? node->second.zone() : "-",
                       live ? node->second.control_address() : m.address(),
-                      live ? (node->second.draining() ? "draining" : "live") : "dead",
-                      MemberStateName(m.state())});
+                      live ? (node->second.draining() ? "draining" : "live") : "dead", states[i]});
     }
     table.Print();
+    for (const auto &a : request.actions())
+        printf("asked of its writer: %s\n", a.reason().c_str());
+    printf("controller's decisions (oldest first):%s\n", history.empty() ? " none" : "");
+    for (const auto &h : history)
+        PrintDecision(h);
     return kExitOk;
 }
 
@@ -569,11 +645,8 @@ int ClusterStatus(const Settings &settings) {
     for (const auto &w : status.waiting())
         printf("  %s\n", w.c_str());
     printf("history (oldest first):%s\n", status.history().empty() ? " none" : "");
-    for (const auto &h : status.history()) {
-        const size_t space = h.find(' ');
-        printf("  %s %s\n", FormatUnixTime(std::stoll(h.substr(0, space))).c_str(),
-               h.substr(space + 1).c_str());
-    }
+    for (const auto &h : status.history())
+        PrintDecision(h);
     return kExitOk;
 }
 

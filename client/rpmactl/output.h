@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "util/time_text.h"
+
 namespace rpmactl {
 
 // Objects keep their fields in the order they were added.
@@ -41,8 +43,7 @@ class Table {
     std::vector<std::vector<std::string>> rows_;
 };
 
-// "2026-12-03 09:27:00 UTC" (0: "-").
-std::string FormatUnixTime(int64_t seconds);
+using rpma::util::FormatUnixTime;
 
 }  // namespace rpmactl
 

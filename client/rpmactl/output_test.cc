@@ -32,10 +32,5 @@ TEST(ToJson, UsesProtoFieldNamesAndPrintsZeroFields) {
     EXPECT_TRUE(json.contains("created_unix_seconds"));
 }
 
-TEST(FormatUnixTime, IsUtcAndDashForZero) {
-    EXPECT_EQ(FormatUnixTime(0), "-");
-    EXPECT_EQ(FormatUnixTime(86400), "1970-01-02 00:00:00 UTC");
-}
-
 }  // namespace
 }  // namespace rpmactl

@@ -30,6 +30,8 @@ struct FileSettings {
     bool tls = false;
     std::string ca_file, cert_file, key_file, admin_token_file, client_token_file;
     double timeout_seconds = -1;
+    // Cluster mode: etcd's endpoints (comma-joined), its TLS files, the prefix.
+    std::string etcd, etcd_ca_file, etcd_cert_file, etcd_key_file, cluster_prefix;
 };
 
 std::string ExpandHome(const std::string &path,
@@ -52,10 +54,19 @@ std::string DefaultConfigPath(const std::function<const char *(const char *)> &g
 
 Result<FileSettings> ReadConfigFile(const std::string &path,
                                     const std::function<const char *(const char *)> &getenv) {
-    static const std::set<std::string> kKeys = {"servers",           "tls",
-                                                "ca_file",           "cert_file",
-                                                "key_file",          "admin_token_file",
-                                                "client_token_file", "timeout_seconds"};
+    static const std::set<std::string> kKeys = {"servers",
+                                                "tls",
+                                                "ca_file",
+                                                "cert_file",
+                                                "key_file",
+                                                "admin_token_file",
+                                                "client_token_file",
+                                                "timeout_seconds",
+                                                "etcd",
+                                                "etcd_ca_file",
+                                                "etcd_cert_file",
+                                                "etcd_key_file",
+                                                "cluster_prefix"};
     FileSettings file;
     YAML::Node root;
     try {
@@ -71,6 +82,7 @@ Result<FileSettings> ReadConfigFile(const std::string &path,
         return Usage(path + ": expected a mapping of keys (servers, tls, ...) at the top level");
     // yaml-cpp throws on a value of the wrong type; each key says what it wants.
     std::string key;
+    std::vector<std::string> etcd;
     try {
         for (const auto &entry : root) {
             key = entry.first.as<std::string>();
@@ -78,15 +90,19 @@ Result<FileSettings> ReadConfigFile(const std::string &path,
             if (!kKeys.count(key))
                 return Usage(path + ": unknown key '" + key +
                              "': the keys are servers, tls, ca_file, cert_file, key_file, "
-                             "admin_token_file, client_token_file, timeout_seconds (see "
+                             "admin_token_file, client_token_file, timeout_seconds, etcd, "
+                             "etcd_ca_file, etcd_cert_file, etcd_key_file, cluster_prefix (see "
                              "rpmactl(1))");
-            if (key == "servers") {
+            if (key == "servers" || key == "etcd") {
+                std::vector<std::string> &list = key == "servers" ? file.servers : etcd;
                 if (value.IsSequence()) {
                     for (const auto &server : value)
-                        file.servers.push_back(server.as<std::string>());
+                        list.push_back(server.as<std::string>());
                 } else {
-                    file.servers.push_back(value.as<std::string>());
+                    list.push_back(value.as<std::string>());
                 }
+            } else if (key == "cluster_prefix") {
+                file.cluster_prefix = value.as<std::string>();
             } else if (key == "tls") {
                 file.tls = value.as<bool>();
             } else if (key == "timeout_seconds") {
@@ -102,16 +118,22 @@ Result<FileSettings> ReadConfigFile(const std::string &path,
                  : key == "cert_file"        ? file.cert_file
                  : key == "key_file"         ? file.key_file
                  : key == "admin_token_file" ? file.admin_token_file
+                 : key == "etcd_ca_file"     ? file.etcd_ca_file
+                 : key == "etcd_cert_file"   ? file.etcd_cert_file
+                 : key == "etcd_key_file"    ? file.etcd_key_file
                                              : file.client_token_file) = text;
             }
         }
     } catch (const YAML::Exception &) {
         return Usage(path + ": key '" + key + "' has a value of the wrong type: " +
-                     (key == "servers"           ? "write a list of host:port strings"
-                      : key == "tls"             ? "write true or false"
-                      : key == "timeout_seconds" ? "write a number of seconds"
-                                                 : "write a file path"));
+                     (key == "servers" || key == "etcd" ? "write a list of host:port strings"
+                      : key == "cluster_prefix"         ? "write a prefix such as /rpma/"
+                      : key == "tls"                    ? "write true or false"
+                      : key == "timeout_seconds"        ? "write a number of seconds"
+                                                        : "write a file path"));
     }
+    for (const std::string &endpoint : etcd)
+        file.etcd += (file.etcd.empty() ? "" : ",") + endpoint;
     return file;
 }
 
@@ -183,12 +205,16 @@ Result<Settings> ResolveSettings(const Flags &flags,
 
     const char *env_etcd = getenv("RPMACTL_ETCD");
     ClusterSettings &cluster = settings.cluster;
-    cluster.endpoints = !flags.etcd.empty() ? flags.etcd : env_etcd ? env_etcd : "";
-    cluster.ca_file = flags.etcd_ca_file;
-    cluster.cert_file = flags.etcd_cert_file;
-    cluster.key_file = flags.etcd_key_file;
+    cluster.endpoints = !flags.etcd.empty()     ? flags.etcd
+                        : env_etcd && *env_etcd ? env_etcd
+                                                : file.etcd;
+    cluster.ca_file = !flags.etcd_ca_file.empty() ? flags.etcd_ca_file : file.etcd_ca_file;
+    cluster.cert_file = !flags.etcd_cert_file.empty() ? flags.etcd_cert_file : file.etcd_cert_file;
+    cluster.key_file = !flags.etcd_key_file.empty() ? flags.etcd_key_file : file.etcd_key_file;
     if (!flags.cluster_prefix.empty())
         cluster.prefix = flags.cluster_prefix;
+    else if (!file.cluster_prefix.empty())
+        cluster.prefix = file.cluster_prefix;
 
     auto &connect = settings.connect;
     connect.tls = flags.tls || file.tls;

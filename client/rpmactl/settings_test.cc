@@ -93,6 +93,37 @@ TEST_F(SettingsTest, FileSetsTlsTimeoutAndTokenFileRelativeToItself) {
     EXPECT_EQ(settings->config_file, config);
 }
 
+TEST_F(SettingsTest, TheFileSetsEtcdWhichTheEnvironmentAndFlagsOverride) {
+    const std::string config = Write("rpmactl.yaml",
+                                     "etcd: [10.0.0.1:2379, 10.0.0.2:2379]\n"
+                                     "etcd_ca_file: ca.pem\ncluster_prefix: /other/\n");
+    Flags flags;
+    flags.config_file = config;
+    auto from_file = Resolve(flags);
+    ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+    EXPECT_EQ(from_file->cluster.endpoints, "10.0.0.1:2379,10.0.0.2:2379");
+    EXPECT_EQ(from_file->cluster.ca_file, (dir_ / "ca.pem").string());
+    EXPECT_EQ(from_file->cluster.prefix, "/other/");
+
+    env_["RPMACTL_ETCD"] = "10.0.0.3:2379";
+    auto from_env = Resolve(flags);
+    ASSERT_TRUE(from_env.ok());
+    EXPECT_EQ(from_env->cluster.endpoints, "10.0.0.3:2379");
+
+    flags.etcd = "10.0.0.4:2379";
+    flags.cluster_prefix = "/mine/";
+    auto from_flags = Resolve(flags);
+    ASSERT_TRUE(from_flags.ok());
+    EXPECT_EQ(from_flags->cluster.endpoints, "10.0.0.4:2379");
+    EXPECT_EQ(from_flags->cluster.prefix, "/mine/");
+
+    flags.config_file = Write("bad.yaml", "cluster_prefix: [a, b]\n");
+    auto wrong = Resolve(flags);
+    ASSERT_FALSE(wrong.ok());
+    EXPECT_NE(wrong.status().message().find("'cluster_prefix'"), std::string::npos)
+        << wrong.status().message();
+}
+
 TEST_F(SettingsTest, UnknownKeysAndWrongTypesNameTheKey) {
     Flags flags;
     flags.config_file = Write("bad.yaml", "server: 1.2.3.4:7300\n");

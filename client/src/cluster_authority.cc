@@ -3,6 +3,8 @@
 #include <ctime>
 #include <map>
 
+#include "util/time_text.h"
+
 namespace rpma::client {
 namespace {
 
@@ -49,9 +51,22 @@ Result<std::unique_ptr<ClusterAuthority>> ClusterAuthority::Open(const Cluster &
                 (read->record.state() == RegionRecord::STATE_CREATING ? "created" : "deleted") +
                 " (by " + read->record.changed_by() + "): open it once that is done");
     a->region_ = std::move(*read);
-    if (writer)
+    if (writer) {
         if (Status s = a->TakeWriter(who); !s.ok())
             return s;
+        // What a writer that died had in flight, to reconcile before this
+        // one writes.
+        std::optional<rpma::cluster::KeyValue> left;
+        if (auto s = a->etcd_->Get(a->keys_.Activity(name), &left); !s.ok())
+            return FromEtcd(s);
+        if (left) {
+            rpma::cluster::v1::ActivityLog log;
+            if (auto s = rpma::cluster::FromJson(left->value, left->key, &log); !s.ok())
+                return FromEtcd(s);
+            a->inherited_.assign(log.extents().begin(), log.extents().end());
+            a->inherited_extent_bytes_ = log.extent_bytes();
+        }
+    }
 
     std::vector<rpma::cluster::NodeRecord> nodes;
     if (auto s = rpma::cluster::ListNodes(*a->etcd_, a->keys_, &nodes); !s.ok())
@@ -89,7 +104,7 @@ Status ClusterAuthority::TakeWriter(const std::string &who) {
         auto *take = txn.add_success()->mutable_request_put();
         take->set_key(writer_key);
         take->set_value(who + ", epoch " + std::to_string(next.writer_epoch()) + ", since " +
-                        std::to_string(NowUnix()));
+                        util::FormatUnixTime(NowUnix()));
         take->set_lease(lease_);
         auto *epoch = txn.add_success()->mutable_request_put();
         epoch->set_key(keys_.Region(name_));
@@ -155,6 +170,89 @@ Status ClusterAuthority::Held() const {
                       "its writer_lease): another writer may hold it now; open it again");
 }
 
+void ClusterAuthority::StillOurs(etcdserverpb::TxnRequest *txn) const {
+    auto *ours = txn->add_compare();
+    ours->set_key(keys_.Writer(name_));
+    ours->set_target(etcdserverpb::Compare::LEASE);
+    ours->set_result(etcdserverpb::Compare::EQUAL);
+    ours->set_lease(lease_);
+}
+
+Status ClusterAuthority::PutActivity(const rpma::cluster::v1::ActivityLog &log) {
+    etcdserverpb::TxnRequest txn;
+    StillOurs(&txn);
+    auto *put = txn.add_success()->mutable_request_put();
+    put->set_key(keys_.Activity(name_));
+    put->set_value(rpma::cluster::ToJson(log));
+    etcdserverpb::TxnResponse response;
+    if (auto s = etcd_->Txn(txn, &response); !s.ok())
+        return Status(StatusCode::kUnavailable,
+                      "recording region " + name_ +
+                          "'s activity log in etcd: " + s.error_message() +
+                          ": a write into an extent not written recently waits for etcd; writes "
+                          "into recent ones go on");
+    if (!response.succeeded())
+        return Status(StatusCode::kFailedPrecondition,
+                      "the writer's lease on region " + name_ +
+                          " is gone: another writer may hold it now; open it again");
+    return Status();
+}
+
+Status ClusterAuthority::RecordActivity(uint64_t offset, uint64_t length) {
+    if (Status held = Held(); !held.ok())
+        return held;
+    const std::vector<uint64_t> extents = activity_.With(offset, length);
+    rpma::cluster::v1::ActivityLog log;
+    log.set_writer_epoch(writer_epoch());
+    log.set_extent_bytes(activity_.extent_bytes());
+    for (uint64_t e : extents)
+        log.add_extents(e);
+    log.set_updated_unix_seconds(NowUnix());
+    if (Status s = PutActivity(log); !s.ok())
+        return s;
+    activity_.Set(extents);
+    return Status();
+}
+
+Status ClusterAuthority::ClearInherited() {
+    rpma::cluster::v1::ActivityLog log;
+    log.set_writer_epoch(writer_epoch());
+    log.set_extent_bytes(activity_.extent_bytes());
+    log.set_updated_unix_seconds(NowUnix());
+    if (Status s = PutActivity(log); !s.ok())
+        return s;
+    inherited_.clear();
+    return Status();
+}
+
+Status ClusterAuthority::Refresh(bool *changed) {
+    *changed = false;
+    std::optional<rpma::cluster::Versioned<RegionRecord>> now;
+    if (auto s = rpma::cluster::GetRegion(*etcd_, keys_, name_, &now); !s.ok())
+        return Status(StatusCode::kUnavailable, "etcd: " + s.error_message());
+    if (!now || now->record.state() != RegionRecord::STATE_READY)
+        return Status(StatusCode::kFailedPrecondition, "region " + name_ + " is being deleted");
+    if (now->revision == region_.revision)
+        return Status();
+    region_ = std::move(*now);
+    *changed = true;
+    return Status();
+}
+
+Status ClusterAuthority::ReadMaintenance(
+    std::optional<rpma::cluster::v1::MaintenanceRequest> *request) {
+    request->reset();
+    std::optional<rpma::cluster::KeyValue> kv;
+    if (auto s = etcd_->Get(keys_.Maintenance(name_), &kv); !s.ok())
+        return FromEtcd(s);
+    if (!kv)
+        return Status();
+    request->emplace();
+    if (auto s = rpma::cluster::FromJson(kv->value, kv->key, &**request); !s.ok())
+        return FromEtcd(s);
+    return Status();
+}
+
 Status ClusterAuthority::Commit(const ::rpmad::v1::ReplicaSetRecord &record) {
     if (Status held = Held(); !held.ok())
         return held;
@@ -167,11 +265,7 @@ Status ClusterAuthority::Commit(const ::rpmad::v1::ReplicaSetRecord &record) {
     if (lease_ != 0) {
         // Still this writer's: a change of a writer whose lease expired is
         // refused even if nobody took the region yet.
-        auto *ours = txn.add_compare();
-        ours->set_key(keys_.Writer(name_));
-        ours->set_target(etcdserverpb::Compare::LEASE);
-        ours->set_result(etcdserverpb::Compare::EQUAL);
-        ours->set_lease(lease_);
+        StillOurs(&txn);
     }
     auto *put = txn.add_success()->mutable_request_put();
     put->set_key(keys_.Region(name_));
@@ -205,8 +299,18 @@ ClusterAuthority::~ClusterAuthority() {
     wake_.notify_all();
     if (keeper_.joinable())
         keeper_.join();
-    if (lease_ != 0)
-        (void)etcd_->RevokeLease(lease_);
+    if (lease_ == 0)
+        return;
+    if (!keep_activity_ && inherited_.empty()) {
+        // Closed with every write confirmed by every replica in sync:
+        // nothing for the next writer to reconcile.
+        etcdserverpb::TxnRequest txn;
+        StillOurs(&txn);
+        txn.add_success()->mutable_request_delete_range()->set_key(keys_.Activity(name_));
+        etcdserverpb::TxnResponse response;
+        (void)etcd_->Txn(txn, &response);
+    }
+    (void)etcd_->RevokeLease(lease_);
 }
 
 }  // namespace rpma::client

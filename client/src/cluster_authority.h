@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "activity_log.h"
 #include "cluster/etcd.h"
 #include "cluster/records.h"
 #include "rpma/client/cluster.h"
@@ -45,14 +46,48 @@ class ClusterAuthority {
     // who did otherwise, kUnavailable when etcd does not answer.
     Status Commit(const ::rpmad::v1::ReplicaSetRecord &record);
 
+    // Reads the region's record again: *changed when it is not the one
+    // held (which it then becomes). kFailedPrecondition when the region
+    // was deleted, kUnavailable when etcd does not answer.
+    Status Refresh(bool *changed);
+
     // Not ok once the writer's lease is known lost (expired: another writer
     // may hold the region now).
     Status Held() const;
+
+    // The activity log (activity_log.h). Before a write of
+    // [offset, offset + length): ok at once when its extents are hot,
+    // else once the log with them is recorded in etcd (kUnavailable while
+    // etcd is out of reach: writes into hot extents go on meanwhile).
+    Status NoteActivity(uint64_t offset, uint64_t length) {
+        return activity_.Hot(offset, length) ? Status() : RecordActivity(offset, length);
+    }
+    // A write that failed: its extents stay in the log.
+    void PinActivity(uint64_t offset, uint64_t length) { activity_.Pin(offset, length); }
+    // Leaves the log in etcd at close (a replica failed and was not
+    // recorded stale: the next writer reconciles).
+    void KeepActivity() { keep_activity_ = true; }
+    // The extents a writer that died left in the log (read when this one
+    // took the region), for Region::Impl::Reconcile; then cleared.
+    const std::vector<uint64_t> &inherited_activity() const { return inherited_; }
+    uint64_t inherited_extent_bytes() const { return inherited_extent_bytes_; }
+    Status ClearInherited();
+
+    // What the controller asks of this writer (<prefix>maintenance/<name>);
+    // nullopt when nothing.
+    Status ReadMaintenance(std::optional<rpma::cluster::v1::MaintenanceRequest> *request);
 
   private:
     ClusterAuthority() = default;
     Status TakeWriter(const std::string &who);
     void KeepAlive();
+    // Adds to `txn` the condition that this writer still holds the region
+    // (its key under this writer's lease).
+    void StillOurs(etcdserverpb::TxnRequest *txn) const;
+    Status RecordActivity(uint64_t offset, uint64_t length);
+    // Puts `log` as the region's activity log if this writer still holds
+    // the region.
+    Status PutActivity(const rpma::cluster::v1::ActivityLog &log);
 
     Cluster cluster_;
     std::string name_;
@@ -60,6 +95,11 @@ class ClusterAuthority {
     rpma::cluster::Keys keys_;
     rpma::cluster::Versioned<rpma::cluster::RegionRecord> region_;
     ReplicaSet replicas_;
+
+    ActivityLog activity_;
+    bool keep_activity_ = false;
+    std::vector<uint64_t> inherited_;
+    uint64_t inherited_extent_bytes_ = 0;
 
     int64_t lease_ = 0;
     std::atomic<bool> lost_{false};

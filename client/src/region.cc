@@ -328,7 +328,7 @@ Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bo
     if (attention_) [[unlikely]]
         if (Status s = Attend(op, true); !s.ok())
             return s;
-    return Finish(op, WriteLocked(op, offset, bytes, persist));
+    return Pinned(op, Finish(op, WriteLocked(op, offset, bytes, persist)));
 }
 
 Status Region::Impl::WriteLocked(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
@@ -400,10 +400,14 @@ Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
     const Span covering = Covering(ranges);
     const Op op{Op::Kind::kBatch, covering.offset, covering.length, count};
     std::lock_guard lock(mu_);
-    if (attention_) [[unlikely]]
+    if (attention_) [[unlikely]] {
         if (Status s = Attend(op, true); !s.ok())
             return s;
-    return Finish(op, CommitLocked(op, entries, count));
+        for (size_t i = 0; authority_ && i < count; ++i)
+            if (Status s = NoteActivity(op, entries[i].offset, entries[i].bytes.size()); !s.ok())
+                return s;
+    }
+    return Pinned(op, Finish(op, CommitLocked(op, entries, count)));
 }
 
 Status Region::Impl::CommitLocked(const Op &op, const Batch::Entry *entries, size_t count) {
@@ -434,9 +438,12 @@ Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t inde
         return Status(StatusCode::kInvalidArgument,
                       op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
     std::lock_guard lock(mu_);
-    if (attention_) [[unlikely]]
+    if (attention_) [[unlikely]] {
         if (Status s = Attend(op, false); !s.ok())
             return s;
+        if (read_only_ && !legacy_)
+            return ReadConfirmed(op, offset, out, index);
+    }
     return ReadLocked(op, offset, out, index);
 }
 

@@ -150,6 +150,7 @@ class Region::Impl {
     Impl(std::string name, OpenOptions options)
         : name_(std::move(name)), options_(std::move(options)) {}
     ~Impl() {
+        StopMaintenance();
         {
             std::lock_guard lock(queue_mu_);
             stopping_ = true;
@@ -161,6 +162,10 @@ class Region::Impl {
         // Let laggards finish what they were given before disconnecting.
         (void)Await(Op{Op::Kind::kClosing}, Need::kAll,
                     [&](Replica &r) { return r.Completed(seq_); });
+        // A replica that failed and was not recorded stale may miss the
+        // last writes: the next writer reconciles the hot extents.
+        if (authority_ && (record_pending_ || fenced_))
+            authority_->KeepActivity();
         // Every replica goes before the staging ring (and before the
         // application may free its registered buffers): a replica's
         // connection may read them to send until its registrations are gone
@@ -176,6 +181,16 @@ class Region::Impl {
     }
     const ClusterAuthority *authority() const { return authority_.get(); }
     std::vector<ReplicaInfo> Infos() const;
+    // Cluster mode, a writer that took the region from one that died:
+    // copies the extents the dead writer's activity log names from the
+    // first live replica to the others where they differ (checksums), so
+    // that every replica in sync returns the same bytes, then clears the
+    // log. Before the Region's first write.
+    Status Reconcile();
+    // Cluster mode, a writer: a thread that runs what the controller asks
+    // of this writer (<prefix>maintenance/<name>: repairs, replacements),
+    // while the application writes (region_maintain.cc).
+    void StartMaintenance();
     Status Write(uint64_t offset, std::span<const std::byte> bytes, bool persist);
     Status Persist(uint64_t offset, uint64_t length);
     Status Commit(const Batch::Entry *entries, size_t count);
@@ -197,11 +212,27 @@ class Region::Impl {
     bool open_raced() const { return open_raced_ || fenced_; }
 
   private:
+    void StopMaintenance();
+    void MaintenanceLoop();
+    // One action of the controller's request, when it still applies.
+    void Maintain(const rpma::cluster::v1::MaintenanceRequest::Action &action);
+    // Takes in-sync member `i` out (recorded stale) to copy it elsewhere,
+    // when the others still meet the quorum.
+    Status Retire(size_t i, const std::string &why);
     Status WriteLocked(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
                        bool persist);
     Status PersistLocked(const Op &op, uint64_t offset, uint64_t length);
     Status CommitLocked(const Op &op, const Batch::Entry *entries, size_t count);
     Status ReadLocked(const Op &op, uint64_t offset, std::span<std::byte> out, size_t index);
+    // A reader's read: ReadLocked, then the newest record (etcd's, or a
+    // majority of the replicas') confirmed unchanged since the last look
+    // (else adopted, and the read done again): the writer does not tell
+    // readers when it records a replica stale, and a replica it cut off
+    // may still answer them.
+    Status ReadConfirmed(const Op &op, uint64_t offset, std::span<std::byte> out, size_t index);
+    // The newest record a majority of the replicas hold, into *newest; a
+    // replica that does not answer is marked failed.
+    Status NewestOfReplicas(const Op &op, ::rpmad::v1::ReplicaSetRecord *newest);
     // What an operation checks before it starts when attention_ is set: a
     // fenced Region, a read-only one's writes, failures not yet recorded.
     Status Attend(const Op &op, bool writes);
@@ -214,6 +245,17 @@ class Region::Impl {
             if (s.ok() || fenced_)
                 return recorded;
         }
+        return s;
+    }
+    Status NoteActivity(const Op &op, uint64_t offset, uint64_t length) {
+        Status s = authority_->NoteActivity(offset, length);
+        return s.ok() ? s : Status(s.code(), op.ToString() + ": " + s.message());
+    }
+    // A write that failed may have reached some replicas and not others:
+    // in cluster mode its extents stay in the activity log.
+    Status Pinned(const Op &op, Status s) {
+        if (!s.ok() && authority_) [[unlikely]]
+            authority_->PinActivity(op.offset, op.length);
         return s;
     }
     // Records every replica marked failed that the held record has in
@@ -375,6 +417,11 @@ class Region::Impl {
     std::vector<size_t> waiting_;
     std::vector<pollfd> poll_fds_;
     std::vector<size_t> poll_owners_;
+
+    std::mutex maintenance_mu_;
+    std::condition_variable maintenance_cv_;
+    bool maintenance_stop_ = false;
+    std::thread maintainer_;
 
     std::mutex queue_mu_;
     std::condition_variable queue_cv_;

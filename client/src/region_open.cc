@@ -415,6 +415,94 @@ Status Region::Impl::Settle(const Op &op) {
     }
 }
 
+Status Region::Impl::ReadConfirmed(const Op &op, uint64_t offset, std::span<std::byte> out,
+                                   size_t index) {
+    // Bytes read between two looks at the same record came from a replica
+    // in sync all along: every write acknowledged before the first look
+    // is on it.
+    constexpr int kAttempts = 4;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+        if (Status s = ReadLocked(op, offset, out, index); !s.ok())
+            return s;
+        bool changed = false;
+        ::rpmad::v1::ReplicaSetRecord newest;
+        Status s = authority_ ? authority_->Refresh(&changed) : NewestOfReplicas(op, &newest);
+        if (!s.ok())
+            return Status(s.code(), op.ToString() +
+                                        ": confirming that the replica is still in "
+                                        "sync: " +
+                                        s.message());
+        if (!authority_)
+            changed = newest.generation() != record_.generation();
+        if (!changed)
+            return Status();
+        const ::rpmad::v1::ReplicaSetRecord &record = authority_ ? authority_->record() : newest;
+        // By daemon: a reader may list the replicas in another order.
+        for (size_t i = 0; i < members_.size(); ++i) {
+            Member &m = members_[i];
+            if (m.state != ReplicaState::kLive)
+                continue;
+            const auto *recorded = m.daemon_id.empty() ? nullptr : ByDaemon(record, m.daemon_id);
+            if (recorded && recorded->state() == ::rpmad::v1::ReplicaSetMember::STATE_IN_SYNC)
+                continue;
+            m.state = ReplicaState::kStale;
+            m.stale_since = recorded ? recorded->stale_since() : record.generation();
+            m.error = Status(StatusCode::kFailedPrecondition,
+                             "recorded out of sync (" + record.reason() + ")")
+                          .WithReplica(i, m.address);
+            if (m.replica)
+                m.replica->Close(m.error);
+        }
+        record_ = record;
+    }
+    return Status(StatusCode::kUnavailable,
+                  op.ToString() + ": region " + name_ +
+                      "'s record kept changing while it was read: read again");
+}
+
+Status Region::Impl::NewestOfReplicas(const Op &op, ::rpmad::v1::ReplicaSetRecord *newest) {
+    const size_t n = members_.size();
+    std::vector<std::optional<::rpmad::v1::ReplicaSetRecord>> held(n);
+    std::vector<Status> errors(n);
+    {
+        // Not the replicas known to be out: each would cost a timeout.
+        std::vector<std::future<void>> calls;
+        for (size_t i = 0; i < n; ++i)
+            if (!Out(members_[i].state))
+                calls.push_back(std::async(std::launch::async, [&, i] {
+                    ControlPlane &control = *members_[i].control;
+                    ::rpmad::v1::GetReplicaSetRequest request;
+                    request.set_region(name_);
+                    ::rpmad::v1::ReplicaSetView view;
+                    errors[i] = FromGrpc(control.regions().GetReplicaSet(
+                                             RecordContext(control).get(), request, &view),
+                                         control.address());
+                    if (errors[i].ok())
+                        held[i] = view.record();
+                }));
+        for (auto &c : calls)
+            c.get();
+    }
+    size_t answered = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (!held[i]) {
+            if (!Out(members_[i].state))
+                MarkFailed(i, errors[i], op);
+            continue;
+        }
+        ++answered;
+        if (held[i]->generation() >= newest->generation())
+            *newest = *held[i];
+    }
+    // Any majority holds the newest record a writer acknowledged under
+    // (forced: whatever answered, as at the open).
+    if (answered < (options_.force ? 1 : Majority(n)))
+        return Status(StatusCode::kUnavailable,
+                      std::to_string(answered) + " of " + std::to_string(n) +
+                          " replicas answered for their records; a majority is needed");
+    return Status();
+}
+
 Status Region::Impl::Attend(const Op &op, bool writes) {
     if (fenced_)
         return fenced_status_;
@@ -427,7 +515,12 @@ Status Region::Impl::Attend(const Op &op, bool writes) {
                           " was opened read-only: open it without read_only to write");
     // A read acknowledges nothing: it needs no record.
     if (record_pending_ && writes)
-        return Settle(op);
+        if (Status s = Settle(op); !s.ok())
+            return s;
+    // A write into an extent not hot is recorded in the activity log first
+    // (a batch's writes each: Commit).
+    if (authority_ && (op.kind == Op::Kind::kWrite || op.kind == Op::Kind::kWritePersist))
+        return NoteActivity(op, op.offset, op.length);
     return Status();
 }
 
@@ -474,7 +567,15 @@ Result<std::unique_ptr<Region>> Region::Open(const Cluster &cluster, const std::
             return authority.status();
         const ReplicaSet replicas = (*authority)->replicas();
         impl.SetAuthority(std::move(*authority));
-        return impl.OpenAll(replicas);
+        if (Status s = impl.OpenAll(replicas); !s.ok())
+            return s;
+        if (options.read_only)
+            return Status();
+        if (Status s = impl.Reconcile(); !s.ok())
+            return s;
+        if (cluster.maintain)
+            impl.StartMaintenance();
+        return Status();
     });
 }
 

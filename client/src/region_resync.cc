@@ -387,3 +387,56 @@ Status Region::Impl::AwaitSessionEnd(ControlPlane &control, const std::string &s
 }
 
 }  // namespace rpma::client
+
+namespace rpma::client {
+
+Status Region::Impl::Reconcile() {
+    if (!authority_ || authority_->inherited_activity().empty())
+        return Status();
+    const Op op{Op::Kind::kOpen};
+    const uint64_t extent_bytes = authority_->inherited_extent_bytes();
+    if (extent_bytes == 0 || extent_bytes % kExtent != 0)
+        return Status(StatusCode::kInternal,
+                      "region " + name_ + "'s activity log in etcd has extents of " +
+                          std::to_string(extent_bytes) + " bytes, not a multiple of " +
+                          std::to_string(kExtent) + ": it was not written by rpma");
+    std::unique_lock lock(mu_);
+    for (const uint64_t extent : authority_->inherited_activity()) {
+        if (extent >= (size_ + extent_bytes - 1) / extent_bytes)
+            continue;  // beyond the region (a log of a larger one?)
+        const uint64_t offset = extent * extent_bytes;
+        const uint64_t length = std::min(extent_bytes, size_ - offset);
+        const size_t source = FirstLive();
+        if (source == members_.size())
+            return QuorumLost(op);
+        auto theirs = Checksums(*members_[source].control, name_, offset, length);
+        if (!theirs.ok())
+            return theirs.status().WithReplica(source, members_[source].address);
+        for (size_t i = 0; i < members_.size(); ++i) {
+            if (i == source || members_[i].state != ReplicaState::kLive)
+                continue;
+            auto ours = Checksums(*members_[i].control, name_, offset, length);
+            if (!ours.ok()) {
+                MarkFailed(i, ours.status(), op);
+                continue;
+            }
+            for (uint64_t at = 0; at < length; at += kExtent) {
+                const uint64_t e = at / kExtent;
+                if (theirs->compare(e * kChecksumBytes, kChecksumBytes, *ours, e * kChecksumBytes,
+                                    kChecksumBytes) == 0)
+                    continue;
+                // Failure marks it failed (recorded stale below).
+                (void)CopyExtent(i, offset + at, std::min(kExtent, length - at));
+            }
+        }
+    }
+    if (record_pending_)
+        if (Status s = Settle(op); !s.ok())
+            return s;
+    if (Live() < quorum_)
+        return QuorumLost(op);
+    lock.unlock();
+    return authority_->ClearInherited();
+}
+
+}  // namespace rpma::client

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <set>
 
+#include "util/time_text.h"
+
 namespace rpma::client {
 namespace {
 
@@ -15,14 +17,6 @@ using Kind = ReplicaSetAnswer::Kind;
 
 std::string Replica(const ReplicaSetInput &in, size_t i) {
     return "replica " + std::to_string(i) + " (" + in.addresses[i] + ")";
-}
-
-// The member of `record` that is daemon `daemon_id`, or nullptr.
-const Member *ByDaemon(const v1::ReplicaSetRecord &record, const std::string &daemon_id) {
-    for (const Member &m : record.members())
-        if (m.daemon_id() == daemon_id)
-            return &m;
-    return nullptr;
 }
 
 // The member of `record` recorded at `address`, or nullptr.
@@ -58,17 +52,19 @@ std::string DescribeRecord(const v1::ReplicaSetRecord &record) {
     std::string text = "generation " + std::to_string(record.generation());
     if (!record.writer().empty())
         text += ", by " + record.writer();
-    if (record.updated_unix_seconds() > 0) {
-        const time_t at = static_cast<time_t>(record.updated_unix_seconds());
-        tm utc{};
-        gmtime_r(&at, &utc);
-        char when[32];
-        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &utc);
-        text += std::string(", at ") + when;
-    }
+    if (record.updated_unix_seconds() > 0)
+        text += ", at " + util::FormatUnixTime(record.updated_unix_seconds());
     if (!record.reason().empty())
         text += " (" + record.reason() + ")";
     return text;
+}
+
+const ::rpmad::v1::ReplicaSetMember *ByDaemon(const ::rpmad::v1::ReplicaSetRecord &record,
+                                              const std::string &daemon_id) {
+    for (const auto &m : record.members())
+        if (m.daemon_id() == daemon_id)
+            return &m;
+    return nullptr;
 }
 
 bool SameMembers(const v1::ReplicaSetRecord &a, const v1::ReplicaSetRecord &b) {

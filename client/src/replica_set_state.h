@@ -102,6 +102,10 @@ void SetMemberState(::rpmad::v1::ReplicaSetRecord *record, size_t i,
 Status RecordedVerdict(const ::rpmad::v1::ReplicaSetRecord &record,
                        const std::vector<bool> &accepted, bool force, const std::string &what);
 
+// The member of `record` that is daemon `daemon_id`, or nullptr.
+const ::rpmad::v1::ReplicaSetMember *ByDaemon(const ::rpmad::v1::ReplicaSetRecord &record,
+                                              const std::string &daemon_id);
+
 // The members' part of two records (daemon, address, state, stale_since).
 bool SameMembers(const ::rpmad::v1::ReplicaSetRecord &a, const ::rpmad::v1::ReplicaSetRecord &b);
 

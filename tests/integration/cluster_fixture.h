@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -189,6 +190,18 @@ class ClusterTest : public ::testing::Test {
         return 0;
     }
 
+    // Creates region `name` of 1 MiB on three nodes and opens it for writing
+    // with quorum 2; nullptr (after a failure) when either fails.
+    std::unique_ptr<rpma::client::Region> CreateAndOpenWriter(const std::string &name) {
+        const Outcome created = Rpmactl({"region", "create", name, "1MiB", "--replicas", "3"});
+        EXPECT_EQ(created.code, 0) << created.describe;
+        rpma::client::OpenOptions options;
+        options.quorum = 2;
+        auto writer = Open(name, options);
+        EXPECT_TRUE(writer.ok()) << writer.status().ToString();
+        return created.code == 0 && writer.ok() ? std::move(*writer) : nullptr;
+    }
+
     // Kills the node of member `member` of region `name` under a writer
     // with quorum 2, writes `bytes` at 0 (so that the member is recorded
     // stale) and closes the writer; the killed daemon's index.
@@ -229,6 +242,35 @@ class ClusterTest : public ::testing::Test {
             EXPECT_EQ(r.state, rpma::client::ReplicaState::kLive) << r.address;
         for (const auto &held : ReadEach(**reader, 0, bytes.size()))
             EXPECT_EQ(held, bytes);
+    }
+
+    // Writes 4 KiB records round-robin over `slots` slots through `writer`
+    // until `done` (at most 60 s), remembering each slot's last
+    // acknowledged bytes in *acked; false when `done` never was.
+    bool WriteUntil(rpma::client::Region &writer, size_t slots,
+                    std::map<uint64_t, std::vector<std::byte>> *acked,
+                    const std::function<bool()> &done) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (uint32_t n = 0; std::chrono::steady_clock::now() < deadline; ++n) {
+            const uint64_t offset = (n % slots) * 4096;
+            auto bytes = Pattern(4096, 100 + n);
+            const auto wrote = writer.WritePersist(offset, bytes);
+            EXPECT_TRUE(wrote.ok()) << wrote.ToString();
+            if (!wrote.ok())
+                return false;
+            (*acked)[offset] = std::move(bytes);
+            if (n % 16 == 0 && done())
+                return true;
+        }
+        return done();
+    }
+
+    // Every replica of `writer` holds every record of `acked`.
+    void ExpectEveryReplicaHolds(rpma::client::Region &writer,
+                                 const std::map<uint64_t, std::vector<std::byte>> &acked) {
+        for (const auto &[offset, bytes] : acked)
+            for (const auto &held : ReadEach(writer, offset, bytes.size()))
+                ASSERT_EQ(held, bytes) << "at " << offset;
     }
 
     std::unique_ptr<EtcdCluster> etcd_;

@@ -24,6 +24,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -40,6 +41,7 @@
 #include "tests/integration/etcd_cluster.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
+#include "tests/integration/stopped_daemon.h"
 
 namespace rpma::testing {
 namespace {
@@ -253,25 +255,57 @@ TEST_F(ClusterTest, AWriterWhoseLeaseIsGoneIsFencedAndLandsNothing) {
 }
 
 TEST_F(ClusterTest, AReplicaKilledUnderAWriterIsRecordedStaleInEtcd) {
-    ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
-    rpma::client::OpenOptions options;
-    options.quorum = 2;
-    auto writer = Open("log", options);
-    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    auto writer = CreateAndOpenWriter("log");
+    ASSERT_NE(writer, nullptr);
     const auto record = Region("log");
     const std::string victim_id = record->replica_set().members(2).daemon_id();
     for (auto &d : daemons_)
         if (NodeId(*d) == victim_id)
             d->process().Kill();
     const auto bytes = Pattern(4096, 9);
-    const auto wrote = (*writer)->WritePersist(0, bytes);
+    const auto wrote = writer->WritePersist(0, bytes);
     ASSERT_TRUE(wrote.ok()) << wrote.ToString();
     const auto after = Region("log");
     EXPECT_EQ(after->replica_set().members(2).state(), v1::ReplicaSetMember::STATE_STALE);
     EXPECT_EQ(after->replica_set().members(0).state(), v1::ReplicaSetMember::STATE_IN_SYNC);
     EXPECT_GT(after->replica_set().generation(), record->replica_set().generation());
     // Writes go on without it.
-    EXPECT_TRUE((*writer)->WritePersist(4096, bytes).ok());
+    EXPECT_TRUE(writer->WritePersist(4096, bytes).ok());
+}
+
+TEST_F(ClusterTest, AReaderNeverReadsAReplicaTheWriterRecordedStale) {
+    auto writer = CreateAndOpenWriter("log");
+    ASSERT_NE(writer, nullptr);
+    const auto before = Pattern(4096, 1), after = Pattern(4096, 2);
+    ASSERT_TRUE(writer->WritePersist(0, before).ok());
+    rpma::client::OpenOptions read_only;
+    read_only.read_only = true;
+    auto reader = Open("log", read_only);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    for (const auto &held : ReadEach(**reader, 0, 4096))
+        ASSERT_EQ(held, before);
+    // The writer loses replica 2 (its daemon stalls past operation_timeout)
+    // and acknowledges without it; the reader still reaches it afterwards.
+    const size_t lagging = IndexOf(Region("log")->replica_set().members(2).daemon_id());
+    {
+        Stopped stalled(daemons_[lagging]->process().pid());
+        ASSERT_TRUE(stalled.stopped());
+        // This write may still reach it (its kernel took the bytes) ...
+        const auto stalled_write = writer->WritePersist(0, Pattern(4096, 3));
+        ASSERT_TRUE(stalled_write.ok()) << stalled_write.ToString();
+        // ... this one, after it was recorded stale, does not.
+        const auto wrote = writer->WritePersist(0, after);
+        ASSERT_TRUE(wrote.ok()) << wrote.ToString();
+    }
+    ASSERT_EQ(Region("log")->replica_set().members(2).state(), v1::ReplicaSetMember::STATE_STALE);
+    std::vector<std::byte> got(4096);
+    const auto read = (*reader)->Read(0, got, 2);
+    if (read.ok())
+        EXPECT_EQ(got, after) << "a stale replica's bytes were returned";  // repaired meanwhile
+    else
+        EXPECT_EQ(read.code(), rpma::client::StatusCode::kFailedPrecondition) << read.ToString();
+    ASSERT_TRUE((*reader)->Read(0, got, 0).ok());
+    EXPECT_EQ(got, after);
 }
 
 TEST_F(ClusterTest, TheControllerRepairsARestartedReplicaWhereItIs) {
@@ -321,17 +355,140 @@ TEST_F(ClusterTest, ADrainedNodeEndsUpHoldingNothing) {
     EXPECT_NE(wide.err.find("draining"), std::string::npos) << wide.err;
 }
 
+TEST_F(ClusterTest, AWriterRepairsARestartedReplicaWhileItWrites) {
+    auto writer = CreateAndOpenWriter("log");
+    ASSERT_NE(writer, nullptr);
+    const std::string node = Region("log")->replica_set().members(2).daemon_id();
+    const size_t victim = IndexOf(node);
+    daemons_[victim]->process().Kill();
+    std::map<uint64_t, std::vector<std::byte>> acked;
+    ASSERT_TRUE(WriteUntil(*writer, 64, &acked, [&] {
+        return Region("log")->replica_set().members(2).state() == v1::ReplicaSetMember::STATE_STALE;
+    }));
+    daemons_[victim] = StartNode(victim);
+    ASSERT_NE(daemons_[victim], nullptr);
+    // The controller asks the writer, which repairs it while it writes.
+    EXPECT_TRUE(WriteUntil(*writer, 64, &acked, [&] { return AllInSync("log"); }))
+        << rpma::cluster::ToJson(*Region("log")) << "\n"
+        << Rpmactl({"cluster", "status"}).out;
+    EXPECT_EQ(Region("log")->replica_set().members(2).daemon_id(), node);
+    EXPECT_EQ(writer->replicas()[2].state, rpma::client::ReplicaState::kLive);
+    ASSERT_TRUE(WriteUntil(*writer, 64, &acked, [] { return true; }));
+    ExpectEveryReplicaHolds(*writer, acked);
+    const Outcome status = Rpmactl({"cluster", "status"});
+    EXPECT_NE(status.out.find("asked its writer"), std::string::npos) << status.out;
+    // region info tells the same of this region, with its writer and the
+    // writer's activity log (64 records of 4 KiB: one extent).
+    const Outcome info = Rpmactl({"region", "info", "log"});
+    EXPECT_EQ(info.code, 0) << info.describe;
+    EXPECT_NE(info.out.find("asked its writer"), std::string::npos) << info.out;
+    EXPECT_NE(info.out.find("activity log: 1 extent(s) of 4.0 MiB hot"), std::string::npos)
+        << info.out;
+    EXPECT_EQ(info.out.find("writer: none"), std::string::npos) << info.out;
+}
+
+TEST_F(ClusterTest, AWriterMovesItsReplicaOffADrainedNode) {
+    auto writer = CreateAndOpenWriter("log");
+    ASSERT_NE(writer, nullptr);
+    const std::string drained = Region("log")->replica_set().members(0).daemon_id();
+    const Outcome drain = Rpmactl({"node", "drain", drained});
+    ASSERT_EQ(drain.code, 0) << drain.describe;
+    std::map<uint64_t, std::vector<std::byte>> acked;
+    EXPECT_TRUE(WriteUntil(*writer, 64, &acked,
+                           [&] {
+                               return Region("log")->replica_set().members(0).daemon_id() !=
+                                          drained &&
+                                      AllInSync("log");
+                           }))
+        << rpma::cluster::ToJson(*Region("log")) << "\n"
+        << Rpmactl({"cluster", "status"}).out;
+    ASSERT_TRUE(WriteUntil(*writer, 64, &acked, [] { return true; }));
+    ExpectEveryReplicaHolds(*writer, acked);
+    // Its old copy goes (the controller finds it placed nowhere).
+    EXPECT_TRUE(Eventually([&] { return !Holds(*daemons_[IndexOf(drained)], "log"); },
+                           std::chrono::seconds(40)))
+        << Rpmactl({"cluster", "status"}).out;
+}
+
+TEST_F(ClusterTest, ATakeoverReconcilesWhatTheDeadWriterHadInFlight) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "16MiB", "--replicas", "3"}).code, 0);
+    auto dead = Open("log");
+    ASSERT_TRUE(dead.ok()) << dead.status().ToString();
+    const auto bytes = Pattern(4096, 4);
+    auto activity = [&] {
+        std::optional<rpma::cluster::KeyValue> kv;
+        EXPECT_TRUE(client_->Get(keys_.Activity("log"), &kv).ok());
+        return kv;
+    };
+    // Extent 0 (4 MiB) becomes hot with the first write and is recorded
+    // once, not on every write.
+    ASSERT_TRUE((*dead)->WritePersist(0, bytes).ok());
+    const auto first = activity();
+    ASSERT_TRUE(first);
+    for (int i = 1; i < 20; ++i)
+        ASSERT_TRUE((*dead)->WritePersist(i * 4096, bytes).ok());
+    EXPECT_EQ(activity()->mod_revision, first->mod_revision);
+    ASSERT_TRUE((*dead)->WritePersist(5 << 20, bytes).ok());
+    // A batch's writes count each, not the range that spans them.
+    rpma::client::Batch batch;
+    batch.Write(4096, bytes);
+    batch.Write(13 << 20, bytes);
+    ASSERT_TRUE((*dead)->Commit(batch).ok());
+    const auto second = activity();
+    rpma::cluster::v1::ActivityLog hot;
+    ASSERT_TRUE(rpma::cluster::FromJson(second->value, second->key, &hot).ok());
+    EXPECT_EQ(std::vector<uint64_t>(hot.extents().begin(), hot.extents().end()),
+              std::vector<uint64_t>({0, 1, 3}));
+
+    // The writer dies (its lease goes) with a write in flight that reached
+    // replica 1 only: its bytes are on that replica's file and no other.
+    std::optional<rpma::cluster::KeyValue> holder;
+    ASSERT_TRUE(client_->Get(keys_.Writer("log"), &holder).ok() && holder);
+    ASSERT_TRUE(client_->RevokeLease(holder->lease).ok());
+    const std::string file =
+        pools_[IndexOf(Region("log")->replica_set().members(1).daemon_id())] + "/regions/log.pmem";
+    {
+        std::FILE *f = std::fopen(file.c_str(), "r+b");
+        ASSERT_NE(f, nullptr) << file;
+        const auto torn = Pattern(4096, 77);
+        ASSERT_EQ(std::fseek(f, 8192, SEEK_SET), 0);
+        ASSERT_EQ(std::fwrite(torn.data(), 1, torn.size(), f), torn.size());
+        ASSERT_EQ(std::fclose(f), 0);
+    }
+    // The next writer reconciles the dead one's hot extents before it
+    // writes: every replica returns the same bytes.
+    auto next = Open("log");
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    for (const auto &held : ReadEach(**next, 8192, 4096))
+        EXPECT_EQ(held, bytes);
+    ASSERT_TRUE(rpma::cluster::FromJson(activity()->value, keys_.Activity("log"), &hot).ok());
+    EXPECT_EQ(hot.extents_size(), 0);
+    EXPECT_EQ(hot.writer_epoch(), 2u);
+    next->reset();
+    // Closed cleanly: nothing is left to reconcile.
+    EXPECT_FALSE(activity());
+}
+
 TEST_F(ClusterReplaceTest, AReplicaOfANodeDeadPastReplaceAfterIsPlacedElsewhereAndCopied) {
     ASSERT_EQ(Rpmactl({"region", "create", "log", "1MiB", "--replicas", "3"}).code, 0);
     const auto bytes = Pattern(64 << 10, 8);
     const std::string dead = Region("log")->replica_set().members(1).daemon_id();
-    KillMemberUnderAWrite("log", 1, bytes);
+    const size_t victim = KillMemberUnderAWrite("log", 1, bytes);
     EXPECT_TRUE(Eventually(
         [&] {
             return Region("log")->replica_set().members(1).daemon_id() != dead && AllInSync("log");
         },
         std::chrono::seconds(60)))
         << rpma::cluster::ToJson(*Region("log")) << "\n"
+        << Rpmactl({"cluster", "status"}).out;
+    ExpectEveryReplicaHolds("log", bytes);
+    // The dead node comes back with its old copy, which the record no
+    // longer places there: the controller deletes it.
+    daemons_[victim] = StartNode(victim);
+    ASSERT_NE(daemons_[victim], nullptr);
+    ASSERT_TRUE(Holds(*daemons_[victim], "log"));
+    EXPECT_TRUE(
+        Eventually([&] { return !Holds(*daemons_[victim], "log"); }, std::chrono::seconds(40)))
         << Rpmactl({"cluster", "status"}).out;
     ExpectEveryReplicaHolds("log", bytes);
 }

@@ -1,4 +1,4 @@
-// A writer in a process of its own, for replica_set_test's crash case: it
+// A writer in a process of its own, for replica_set_writers_test's crash case: it
 // opens REGION on the replicas (quorum QUORUM, operation_timeout TIMEOUT_MS)
 // and writes records FIRST, FIRST+1, ... (record i: 4096 bytes at i * 4096,
 // byte k = i + k, as Pattern), each with WritePersist, printing "ack i" once

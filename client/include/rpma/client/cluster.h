@@ -29,6 +29,11 @@ struct Cluster {
     // renewed while it runs: a writer that dies (or is stopped) frees the
     // region for another this long after its last renewal.
     std::chrono::seconds writer_lease{10};
+    // A writer runs what the cluster's controller asks of the region it
+    // holds (repair a stale replica, copy one to another node), on a thread
+    // of its own while the application writes: the controller does not
+    // change a region a writer holds. Off only for the controller itself.
+    bool maintain = true;
 };
 
 }  // namespace rpma::client

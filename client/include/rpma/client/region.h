@@ -191,6 +191,14 @@ class Region {
     // record while etcd is out of reach fails (kUnavailable); writes to the
     // replicas in sync go on. create_size and force are refused
     // (kInvalidArgument): rpmactl creates and places a cluster's regions.
+    // A writer also keeps an activity log of the extents it writes into
+    // (a write into one not written recently records it in etcd first:
+    // kUnavailable while etcd is out of reach), reconciles the extents a
+    // writer that died left in it before it returns, and runs the
+    // controller's repairs on a thread of its own (Cluster::maintain;
+    // README "Cluster mode"). A reader confirms each read against etcd's
+    // record (one round trip: a replica the writer recorded stale may
+    // still answer) and refuses one no longer in sync (kFailedPrecondition).
     static Result<std::unique_ptr<Region>> Open(const Cluster &cluster, const std::string &name,
                                                 const OpenOptions &options = {});
     // Waits for what is in flight (bounded by operation_timeout) and
