@@ -71,13 +71,15 @@ class ClusterTest : public ::testing::Test {
     // cluster.replace_after_seconds of every node.
     virtual int ReplaceAfter() const { return 300; }
 
-    std::unique_ptr<Rpmad> StartNode(size_t i, const std::string &extra = "") {
+    // `data_port`: where its data plane listens (0: a free port).
+    std::unique_ptr<Rpmad> StartNode(size_t i, const std::string &extra = "", int data_port = 0) {
         if (pools_.size() <= i)
             pools_.resize(i + 1);
         if (pools_[i].empty())
             pools_[i] = TempPath("pool-" + std::to_string(i));
         RpmadOptions options;
         options.pool_dir = pools_[i];
+        options.data_port = data_port;
         options.config_yaml =
             "cluster:\n"
             "  etcd:\n"
