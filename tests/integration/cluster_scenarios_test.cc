@@ -135,7 +135,8 @@ class ClusterScenarioTest : public ClusterTest, public ::testing::WithParamInter
     }
 
     v1::ReplicaSetMember::State MemberState(const std::string &node) {
-        for (const auto &m : Region("log")->replica_set().members())
+        const auto record = Region("log");
+        for (const auto &m : record->replica_set().members())
             if (m.daemon_id() == node)
                 return m.state();
         return v1::ReplicaSetMember::STATE_UNSPECIFIED;
@@ -155,6 +156,8 @@ class ClusterScenarioTest : public ClusterTest, public ::testing::WithParamInter
             std::string error;
             ASSERT_TRUE(ParseHistory(log, &history, &error)) << error;
         }
+        std::cout << "checking " << history.size() << " operations" << std::endl;
+        EXPECT_GE(history.size(), 2 * kStep);
         EXPECT_EQ(CheckReads(history), "") << "seed " << seed_;
         rpma::client::OpenOptions read_only;
         read_only.read_only = true;
