@@ -165,6 +165,16 @@ void ClusterController::Step() {
         SweepOrphans(live, regions);
 }
 
+rpma::client::Result<std::unique_ptr<rpma::client::Region>> ClusterController::OpenAsWriter(
+    const std::string &name, bool take_over_repairs) {
+    rpma::client::OpenOptions options;
+    // One in-sync replica to copy from is enough.
+    options.quorum = 1;
+    options.repair_takeover = take_over_repairs;
+    options.operation_timeout = std::chrono::milliseconds(options_.config.lease_ttl_seconds * 1000);
+    return rpma::client::Region::Open(cluster_, name, options);
+}
+
 void ClusterController::Reconcile(const std::vector<rpma::cluster::KeyValue> &activities,
                                   const std::set<std::string> &held) {
     const int64_t now = NowUnix();
@@ -183,11 +193,7 @@ void ClusterController::Reconcile(const std::vector<rpma::cluster::KeyValue> &ac
             orphaned_activity_.count(name) ? orphaned_activity_[name] : now;
         if (now - since < options_.config.lease_ttl_seconds)
             continue;
-        rpma::client::OpenOptions options;
-        options.quorum = 1;
-        options.operation_timeout =
-            std::chrono::milliseconds(options_.config.lease_ttl_seconds * 1000);
-        auto opened = rpma::client::Region::Open(cluster_, name, options);
+        auto opened = OpenAsWriter(name, /*take_over_repairs=*/false);
         const std::string outcome =
             std::to_string(log.extents_size()) +
             " extent(s) a writer that died may have left differing " +
@@ -325,13 +331,8 @@ void ClusterController::Repair(const rpma::cluster::Versioned<RegionRecord> &ver
     const RegionRecord &region = versioned.record;
     if (!StaleBeforeMoving(versioned, actions))
         return;
-    rpma::client::OpenOptions options;
-    // One in-sync replica to copy from is enough; a repair left REPAIRING
-    // by a controller that died is taken over.
-    options.quorum = 1;
-    options.repair_takeover = true;
-    options.operation_timeout = std::chrono::milliseconds(options_.config.lease_ttl_seconds * 1000);
-    auto opened = rpma::client::Region::Open(cluster_, region.name(), options);
+    // A repair left REPAIRING by a controller that died is taken over.
+    auto opened = OpenAsWriter(region.name(), /*take_over_repairs=*/true);
     if (!opened.ok()) {
         Record("region " + region.name() + ": cannot repair it now: " + opened.status().ToString());
         return;

@@ -31,6 +31,7 @@
 #include "daemon/config.h"
 #include "daemon/status.h"
 #include "rpma/client/cluster.h"
+#include "rpma/client/region.h"
 
 namespace rpmad {
 
@@ -61,6 +62,9 @@ class ClusterController {
     bool StaleBeforeMoving(const rpma::cluster::Versioned<rpma::cluster::RegionRecord> &region,
                            const std::vector<rpma::cluster::RepairAction> &actions);
     void Record(const std::string &event);
+    // Opens region `name` as a writer (quorum 1) to repair or reconcile it.
+    rpma::client::Result<std::unique_ptr<rpma::client::Region>> OpenAsWriter(
+        const std::string &name, bool take_over_repairs);
     // Reconciles the extents that writers that died left in their regions'
     // activity logs (regions nobody writes now).
     void Reconcile(const std::vector<rpma::cluster::KeyValue> &activities,
