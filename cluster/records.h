@@ -40,7 +40,8 @@ class Keys {
     std::string Drains() const { return prefix_ + "drain/"; }
     // A writer's hot extents (ActivityLog) and what the controller asks of
     // it (MaintenanceRequest).
-    std::string Activity(const std::string &name) const { return prefix_ + "activity/" + name; }
+    std::string Activity(const std::string &name) const { return Activities() + name; }
+    std::string Activities() const { return prefix_ + "activity/"; }
     std::string Maintenance(const std::string &name) const {
         return prefix_ + "maintenance/" + name;
     }

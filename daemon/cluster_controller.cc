@@ -105,14 +105,16 @@ void ClusterController::Step() {
     if (!leading) {
         asked_.clear();
         orphans_.clear();
+        orphaned_activity_.clear();
         return;
     }
     std::vector<rpma::cluster::NodeRecord> live;
     std::vector<rpma::cluster::Versioned<RegionRecord>> regions;
-    std::vector<rpma::cluster::KeyValue> writers;
+    std::vector<rpma::cluster::KeyValue> writers, activities;
     if (!rpma::cluster::ListNodes(*etcd_, keys_, &live).ok() ||
         !rpma::cluster::ListRegions(*etcd_, keys_, &regions).ok() ||
-        !etcd_->List(keys_.Writers(), &writers).ok())
+        !etcd_->List(keys_.Writers(), &writers).ok() ||
+        !etcd_->List(keys_.Activities(), &activities).ok())
         return;  // etcd out of reach: membership changes wait for it
     const int64_t now = NowUnix();
     std::set<std::string> alive, held;
@@ -157,9 +159,52 @@ void ClusterController::Step() {
             continue;
         Repair(versioned, plan.actions);
     }
+    Reconcile(activities, held);
     // Every fifth step: it asks every live node for its regions.
     if (++steps_ % 5 == 0)
         SweepOrphans(live, regions);
+}
+
+rpma::client::Result<std::unique_ptr<rpma::client::Region>> ClusterController::OpenAsWriter(
+    const std::string &name, bool take_over_repairs) {
+    rpma::client::OpenOptions options;
+    // One in-sync replica to copy from is enough.
+    options.quorum = 1;
+    options.repair_takeover = take_over_repairs;
+    options.operation_timeout = std::chrono::milliseconds(options_.config.lease_ttl_seconds * 1000);
+    return rpma::client::Region::Open(cluster_, name, options);
+}
+
+void ClusterController::Reconcile(const std::vector<rpma::cluster::KeyValue> &activities,
+                                  const std::set<std::string> &held) {
+    const int64_t now = NowUnix();
+    std::map<std::string, int64_t> orphaned;
+    for (const auto &kv : activities) {
+        const std::string name = kv.key.substr(keys_.Activities().size());
+        rpma::cluster::v1::ActivityLog log;
+        if (held.count(name) || !rpma::cluster::FromJson(kv.value, kv.key, &log).ok() ||
+            log.extents().empty())
+            continue;
+        // A writer that died left it. Its application gets a lease's time
+        // to open the region again (which reconciles as well), then the
+        // controller opens it as a writer, which reconciles those extents,
+        // and closes it, which clears the log.
+        const int64_t since = orphaned[name] =
+            orphaned_activity_.count(name) ? orphaned_activity_[name] : now;
+        if (now - since < options_.config.lease_ttl_seconds)
+            continue;
+        auto opened = OpenAsWriter(name, /*take_over_repairs=*/false);
+        const std::string outcome =
+            std::to_string(log.extents_size()) +
+            " extent(s) a writer that died may have left differing " +
+            (opened.ok() ? "reconciled" : "not reconciled yet: " + opened.status().ToString());
+        // Once per outcome, not every step.
+        if (std::string &was = last_reconciled_[name]; was != outcome) {
+            was = outcome;
+            Record("region " + name + ": " + outcome);
+        }
+    }
+    orphaned_activity_ = std::move(orphaned);
 }
 
 void ClusterController::Ask(const std::string &region,
@@ -286,13 +331,8 @@ void ClusterController::Repair(const rpma::cluster::Versioned<RegionRecord> &ver
     const RegionRecord &region = versioned.record;
     if (!StaleBeforeMoving(versioned, actions))
         return;
-    rpma::client::OpenOptions options;
-    // One in-sync replica to copy from is enough; a repair left REPAIRING
-    // by a controller that died is taken over.
-    options.quorum = 1;
-    options.repair_takeover = true;
-    options.operation_timeout = std::chrono::milliseconds(options_.config.lease_ttl_seconds * 1000);
-    auto opened = rpma::client::Region::Open(cluster_, region.name(), options);
+    // A repair left REPAIRING by a controller that died is taken over.
+    auto opened = OpenAsWriter(region.name(), /*take_over_repairs=*/true);
     if (!opened.ok()) {
         Record("region " + region.name() + ": cannot repair it now: " + opened.status().ToString());
         return;

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -30,6 +31,7 @@
 #include "daemon/config.h"
 #include "daemon/status.h"
 #include "rpma/client/cluster.h"
+#include "rpma/client/region.h"
 
 namespace rpmad {
 
@@ -60,6 +62,13 @@ class ClusterController {
     bool StaleBeforeMoving(const rpma::cluster::Versioned<rpma::cluster::RegionRecord> &region,
                            const std::vector<rpma::cluster::RepairAction> &actions);
     void Record(const std::string &event);
+    // Opens region `name` as a writer (quorum 1) to repair or reconcile it.
+    rpma::client::Result<std::unique_ptr<rpma::client::Region>> OpenAsWriter(
+        const std::string &name, bool take_over_repairs);
+    // Reconciles the extents that writers that died left in their regions'
+    // activity logs (regions nobody writes now).
+    void Reconcile(const std::vector<rpma::cluster::KeyValue> &activities,
+                   const std::set<std::string> &held);
     // Puts what the writer holding `region` should do (nothing: deletes
     // the request), when it changed.
     void Ask(const std::string &region, const std::vector<rpma::cluster::RepairAction> &actions);
@@ -79,6 +88,10 @@ class ClusterController {
     std::map<std::string, std::string> asked_;  // region -> request put
     std::map<std::string, int64_t> orphans_;    // "node/region" -> record revision
     uint64_t steps_ = 0;
+    // Regions whose activity log no writer holds: since when (unix
+    // seconds), and the last outcome of reconciling them.
+    std::map<std::string, int64_t> orphaned_activity_;
+    std::map<std::string, std::string> last_reconciled_;
     std::deque<std::string> history_;
 
     std::mutex mu_;

@@ -178,7 +178,13 @@ void ClusterAuthority::StillOurs(etcdserverpb::TxnRequest *txn) const {
     ours->set_lease(lease_);
 }
 
-Status ClusterAuthority::PutActivity(const rpma::cluster::v1::ActivityLog &log) {
+Status ClusterAuthority::PutActivity(const std::vector<uint64_t> &extents) {
+    rpma::cluster::v1::ActivityLog log;
+    log.set_writer_epoch(writer_epoch());
+    log.set_extent_bytes(activity_.extent_bytes());
+    for (uint64_t e : extents)
+        log.add_extents(e);
+    log.set_updated_unix_seconds(NowUnix());
     etcdserverpb::TxnRequest txn;
     StillOurs(&txn);
     auto *put = txn.add_success()->mutable_request_put();
@@ -202,24 +208,14 @@ Status ClusterAuthority::RecordActivity(uint64_t offset, uint64_t length) {
     if (Status held = Held(); !held.ok())
         return held;
     const std::vector<uint64_t> extents = activity_.With(offset, length);
-    rpma::cluster::v1::ActivityLog log;
-    log.set_writer_epoch(writer_epoch());
-    log.set_extent_bytes(activity_.extent_bytes());
-    for (uint64_t e : extents)
-        log.add_extents(e);
-    log.set_updated_unix_seconds(NowUnix());
-    if (Status s = PutActivity(log); !s.ok())
+    if (Status s = PutActivity(extents); !s.ok())
         return s;
     activity_.Set(extents);
     return Status();
 }
 
 Status ClusterAuthority::ClearInherited() {
-    rpma::cluster::v1::ActivityLog log;
-    log.set_writer_epoch(writer_epoch());
-    log.set_extent_bytes(activity_.extent_bytes());
-    log.set_updated_unix_seconds(NowUnix());
-    if (Status s = PutActivity(log); !s.ok())
+    if (Status s = PutActivity({}); !s.ok())
         return s;
     inherited_.clear();
     return Status();

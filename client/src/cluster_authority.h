@@ -85,9 +85,9 @@ class ClusterAuthority {
     // (its key under this writer's lease).
     void StillOurs(etcdserverpb::TxnRequest *txn) const;
     Status RecordActivity(uint64_t offset, uint64_t length);
-    // Puts `log` as the region's activity log if this writer still holds
-    // the region.
-    Status PutActivity(const rpma::cluster::v1::ActivityLog &log);
+    // Puts `extents` as the region's activity log (this writer's epoch) if
+    // this writer still holds the region.
+    Status PutActivity(const std::vector<uint64_t> &extents);
 
     Cluster cluster_;
     std::string name_;

@@ -268,6 +268,9 @@ class Region::Impl {
     // member holds a newer generation. Then rule 1's verdict on `record`.
     Status Propose(const ::rpmad::v1::ReplicaSetRecord &record, const std::vector<bool> &send,
                    std::vector<bool> *accepted, const std::string &what);
+    // SetReplicaSet of `record` (expected: its generation - 1) for member i.
+    ::rpmad::v1::SetReplicaSetRequest SetRequest(size_t i,
+                                                 const ::rpmad::v1::ReplicaSetRecord &record) const;
     // Brings member `i`'s daemon, which holds generation `from`, to
     // `record` step by step (each change adds exactly 1): the repair's
     // target, behind since it went stale.

@@ -49,6 +49,19 @@ std::string NewSetId(const std::string &region, const std::vector<std::string> &
     return id;
 }
 
+// Runs call(i) for each i < n that selected(i) says, each on a thread of
+// its own, and returns once every one has: a fan-out of control-plane
+// calls, one per replica, at once.
+template <typename Selected, typename Call>
+void AtOnce(size_t n, const Selected &selected, const Call &call) {
+    std::vector<std::future<void>> calls;
+    for (size_t i = 0; i < n; ++i)
+        if (selected(i))
+            calls.push_back(std::async(std::launch::async, [&call, i] { call(i); }));
+    for (auto &c : calls)
+        c.get();
+}
+
 }  // namespace
 
 Status Region::Impl::OpenAll(const ReplicaSet &set) {
@@ -97,37 +110,33 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
     // asked) and its replica-set record.
     std::vector<ReplicaSetAnswer> answers(n);
     std::vector<uint64_t> sizes(n, 0);
-    {
-        std::vector<std::future<void>> asked;
-        for (size_t i = 0; i < n; ++i)
-            asked.push_back(std::async(std::launch::async, [&, i] {
-                ControlPlane &control = *members_[i].control;
-                ReplicaSetAnswer &a = answers[i];
-                auto info = Replica::EnsureRegion(control, name_, options_.create_size,
-                                                  options_.operation_timeout);
-                if (!info.ok()) {
-                    a.error = info.status();
-                    return;
-                }
-                sizes[i] = info->size();
-                ::rpmad::v1::GetReplicaSetRequest request;
-                request.set_region(name_);
-                ::rpmad::v1::ReplicaSetView view;
-                const grpc::Status got =
-                    control.regions().GetReplicaSet(RecordContext(control).get(), request, &view);
-                if (got.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-                    a.kind = ReplicaSetAnswer::Kind::kUnimplemented;
-                } else if (!got.ok()) {
-                    a.error = FromGrpc(got, control.address());
-                } else {
-                    a.kind = ReplicaSetAnswer::Kind::kRecord;
-                    a.record = view.record();
-                    a.daemon_id = view.daemon_id();
-                }
-            }));
-        for (auto &f : asked)
-            f.get();
-    }
+    AtOnce(
+        n, [](size_t) { return true; },
+        [&](size_t i) {
+            ControlPlane &control = *members_[i].control;
+            ReplicaSetAnswer &a = answers[i];
+            auto info = Replica::EnsureRegion(control, name_, options_.create_size,
+                                              options_.operation_timeout);
+            if (!info.ok()) {
+                a.error = info.status();
+                return;
+            }
+            sizes[i] = info->size();
+            ::rpmad::v1::GetReplicaSetRequest request;
+            request.set_region(name_);
+            ::rpmad::v1::ReplicaSetView view;
+            const grpc::Status got =
+                control.regions().GetReplicaSet(RecordContext(control).get(), request, &view);
+            if (got.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+                a.kind = ReplicaSetAnswer::Kind::kUnimplemented;
+            } else if (!got.ok()) {
+                a.error = FromGrpc(got, control.address());
+            } else {
+                a.kind = ReplicaSetAnswer::Kind::kRecord;
+                a.record = view.record();
+                a.daemon_id = view.daemon_id();
+            }
+        });
     // Sizes: the first replica reached decides.
     for (size_t i = 0; i < n; ++i) {
         if (sizes[i] == 0)
@@ -266,6 +275,18 @@ std::unique_ptr<grpc::ClientContext> Region::Impl::RecordContext(ControlPlane &c
     return context;
 }
 
+::rpmad::v1::SetReplicaSetRequest Region::Impl::SetRequest(
+    size_t i, const ::rpmad::v1::ReplicaSetRecord &record) const {
+    ::rpmad::v1::SetReplicaSetRequest request;
+    request.set_region(name_);
+    request.set_expected_generation(record.generation() - 1);
+    *request.mutable_record() = record;
+    // This Region's own session on it survives the change.
+    if (members_[i].replica)
+        request.add_keep_session_ids(members_[i].replica->session_id());
+    return request;
+}
+
 Status Region::Impl::Propose(const ::rpmad::v1::ReplicaSetRecord &record,
                              const std::vector<bool> &send, std::vector<bool> *accepted,
                              const std::string &what) {
@@ -286,28 +307,17 @@ Status Region::Impl::Propose(const ::rpmad::v1::ReplicaSetRecord &record,
     std::vector<::rpmad::v1::SetReplicaSetResponse> responses(n);
     std::vector<Status> errors(n);
     std::vector<bool> asked(n, false);
-    {
-        std::vector<std::future<void>> calls;
-        for (size_t i = 0; i < n; ++i) {
-            if (!send[i] || (*accepted)[i])
-                continue;
-            asked[i] = true;
-            ::rpmad::v1::SetReplicaSetRequest request;
-            request.set_region(name_);
-            request.set_expected_generation(record.generation() - 1);
-            *request.mutable_record() = record;
-            if (members_[i].replica)
-                request.add_keep_session_ids(members_[i].replica->session_id());
-            calls.push_back(std::async(std::launch::async, [&, i, request] {
-                ControlPlane &control = *members_[i].control;
-                errors[i] = FromGrpc(control.regions().SetReplicaSet(RecordContext(control).get(),
-                                                                     request, &responses[i]),
-                                     control.address());
-            }));
-        }
-        for (auto &c : calls)
-            c.get();
-    }
+    for (size_t i = 0; i < n; ++i)
+        asked[i] = send[i] && !(*accepted)[i];
+    AtOnce(
+        n, [&](size_t i) { return asked[i]; },
+        [&](size_t i) {
+            ControlPlane &control = *members_[i].control;
+            errors[i] =
+                FromGrpc(control.regions().SetReplicaSet(RecordContext(control).get(),
+                                                         SetRequest(i, record), &responses[i]),
+                         control.address());
+        });
     std::string refused;
     std::vector<size_t> behind;
     for (size_t i = 0; i < n; ++i) {
@@ -347,17 +357,11 @@ Status Region::Impl::Propose(const ::rpmad::v1::ReplicaSetRecord &record,
         const uint64_t from = responses[i].current().generation();
         Status caught = CatchUp(i, from, record);
         if (caught.ok()) {
-            ::rpmad::v1::SetReplicaSetRequest request;
-            request.set_region(name_);
-            request.set_expected_generation(record.generation() - 1);
-            *request.mutable_record() = record;
-            if (members_[i].replica)
-                request.add_keep_session_ids(members_[i].replica->session_id());
             ::rpmad::v1::SetReplicaSetResponse again;
             ControlPlane &control = *members_[i].control;
-            caught = FromGrpc(
-                control.regions().SetReplicaSet(RecordContext(control).get(), request, &again),
-                control.address());
+            caught = FromGrpc(control.regions().SetReplicaSet(RecordContext(control).get(),
+                                                              SetRequest(i, record), &again),
+                              control.address());
             if (caught.ok() && again.applied()) {
                 (*accepted)[i] = true;
                 continue;
@@ -445,13 +449,11 @@ Status Region::Impl::ReadConfirmed(const Op &op, uint64_t offset, std::span<std:
             const auto *recorded = m.daemon_id.empty() ? nullptr : ByDaemon(record, m.daemon_id);
             if (recorded && recorded->state() == ::rpmad::v1::ReplicaSetMember::STATE_IN_SYNC)
                 continue;
-            m.state = ReplicaState::kStale;
+            MarkFailed(i,
+                       Status(StatusCode::kFailedPrecondition,
+                              "recorded out of sync (" + record.reason() + ")"),
+                       op);
             m.stale_since = recorded ? recorded->stale_since() : record.generation();
-            m.error = Status(StatusCode::kFailedPrecondition,
-                             "recorded out of sync (" + record.reason() + ")")
-                          .WithReplica(i, m.address);
-            if (m.replica)
-                m.replica->Close(m.error);
         }
         record_ = record;
     }
@@ -464,25 +466,20 @@ Status Region::Impl::NewestOfReplicas(const Op &op, ::rpmad::v1::ReplicaSetRecor
     const size_t n = members_.size();
     std::vector<std::optional<::rpmad::v1::ReplicaSetRecord>> held(n);
     std::vector<Status> errors(n);
-    {
-        // Not the replicas known to be out: each would cost a timeout.
-        std::vector<std::future<void>> calls;
-        for (size_t i = 0; i < n; ++i)
-            if (!Out(members_[i].state))
-                calls.push_back(std::async(std::launch::async, [&, i] {
-                    ControlPlane &control = *members_[i].control;
-                    ::rpmad::v1::GetReplicaSetRequest request;
-                    request.set_region(name_);
-                    ::rpmad::v1::ReplicaSetView view;
-                    errors[i] = FromGrpc(control.regions().GetReplicaSet(
-                                             RecordContext(control).get(), request, &view),
-                                         control.address());
-                    if (errors[i].ok())
-                        held[i] = view.record();
-                }));
-        for (auto &c : calls)
-            c.get();
-    }
+    // Not the replicas known to be out: each would cost a timeout.
+    AtOnce(
+        n, [&](size_t i) { return !Out(members_[i].state); },
+        [&](size_t i) {
+            ControlPlane &control = *members_[i].control;
+            ::rpmad::v1::GetReplicaSetRequest request;
+            request.set_region(name_);
+            ::rpmad::v1::ReplicaSetView view;
+            errors[i] = FromGrpc(
+                control.regions().GetReplicaSet(RecordContext(control).get(), request, &view),
+                control.address());
+            if (errors[i].ok())
+                held[i] = view.record();
+        });
     size_t answered = 0;
     for (size_t i = 0; i < n; ++i) {
         if (!held[i]) {
@@ -569,11 +566,10 @@ Result<std::unique_ptr<Region>> Region::Open(const Cluster &cluster, const std::
         impl.SetAuthority(std::move(*authority));
         if (Status s = impl.OpenAll(replicas); !s.ok())
             return s;
-        if (options.read_only)
-            return Status();
+        // (A reader inherits no activity log: nothing to reconcile.)
         if (Status s = impl.Reconcile(); !s.ok())
             return s;
-        if (cluster.maintain)
+        if (!options.read_only && cluster.maintain)
             impl.StartMaintenance();
         return Status();
     });

@@ -64,15 +64,9 @@ Status Region::Impl::CatchUp(size_t i, uint64_t from, const v1::ReplicaSetRecord
         v1::ReplicaSetRecord step = record;
         step.set_generation(g);
         step.set_reason(record.reason() + " (catching up a stale member)");
-        v1::SetReplicaSetRequest request;
-        request.set_region(name_);
-        request.set_expected_generation(g - 1);
-        *request.mutable_record() = step;
-        if (members_[i].replica)
-            request.add_keep_session_ids(members_[i].replica->session_id());
         v1::SetReplicaSetResponse response;
-        const grpc::Status got =
-            control.regions().SetReplicaSet(RecordContext(control).get(), request, &response);
+        const grpc::Status got = control.regions().SetReplicaSet(RecordContext(control).get(),
+                                                                 SetRequest(i, step), &response);
         if (!got.ok())
             return FromGrpc(got, control.address()).WithReplica(i, members_[i].address);
         if (!response.applied())

@@ -267,6 +267,24 @@ class ClusterTest : public ::testing::Test {
         return done();
     }
 
+    // The writer of `name` dies (its lease goes) with a write in flight that
+    // reached replica 1 only: bytes at 8192 on that replica's file and no
+    // other's.
+    void DieWithADivergentWrite(const std::string &name) {
+        std::optional<rpma::cluster::KeyValue> holder;
+        ASSERT_TRUE(client_->Get(keys_.Writer(name), &holder).ok() && holder);
+        ASSERT_TRUE(client_->RevokeLease(holder->lease).ok());
+        const std::string file =
+            pools_[IndexOf(Region(name)->replica_set().members(1).daemon_id())] + "/regions/" +
+            name + ".pmem";
+        std::FILE *f = std::fopen(file.c_str(), "r+b");
+        ASSERT_NE(f, nullptr) << file;
+        const auto torn = Pattern(4096, 77);
+        ASSERT_EQ(std::fseek(f, 8192, SEEK_SET), 0);
+        ASSERT_EQ(std::fwrite(torn.data(), 1, torn.size(), f), torn.size());
+        ASSERT_EQ(std::fclose(f), 0);
+    }
+
     // Every replica of `writer` holds every record of `acked`.
     void ExpectEveryReplicaHolds(rpma::client::Region &writer,
                                  const std::map<uint64_t, std::vector<std::byte>> &acked) {

@@ -440,21 +440,7 @@ TEST_F(ClusterTest, ATakeoverReconcilesWhatTheDeadWriterHadInFlight) {
     EXPECT_EQ(std::vector<uint64_t>(hot.extents().begin(), hot.extents().end()),
               std::vector<uint64_t>({0, 1, 3}));
 
-    // The writer dies (its lease goes) with a write in flight that reached
-    // replica 1 only: its bytes are on that replica's file and no other.
-    std::optional<rpma::cluster::KeyValue> holder;
-    ASSERT_TRUE(client_->Get(keys_.Writer("log"), &holder).ok() && holder);
-    ASSERT_TRUE(client_->RevokeLease(holder->lease).ok());
-    const std::string file =
-        pools_[IndexOf(Region("log")->replica_set().members(1).daemon_id())] + "/regions/log.pmem";
-    {
-        std::FILE *f = std::fopen(file.c_str(), "r+b");
-        ASSERT_NE(f, nullptr) << file;
-        const auto torn = Pattern(4096, 77);
-        ASSERT_EQ(std::fseek(f, 8192, SEEK_SET), 0);
-        ASSERT_EQ(std::fwrite(torn.data(), 1, torn.size(), f), torn.size());
-        ASSERT_EQ(std::fclose(f), 0);
-    }
+    ASSERT_NO_FATAL_FAILURE(DieWithADivergentWrite("log"));
     // The next writer reconciles the dead one's hot extents before it
     // writes: every replica returns the same bytes.
     auto next = Open("log");
@@ -467,6 +453,28 @@ TEST_F(ClusterTest, ATakeoverReconcilesWhatTheDeadWriterHadInFlight) {
     next->reset();
     // Closed cleanly: nothing is left to reconcile.
     EXPECT_FALSE(activity());
+}
+
+TEST_F(ClusterTest, WhatAWriterThatDiedLeftIsReconciledByTheControllerWhenNoneComesBack) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "16MiB", "--replicas", "3"}).code, 0);
+    auto dead = Open("log");
+    ASSERT_TRUE(dead.ok()) << dead.status().ToString();
+    const auto bytes = Pattern(4096, 5);
+    ASSERT_TRUE((*dead)->WritePersist(8192, bytes).ok());
+    ASSERT_NO_FATAL_FAILURE(DieWithADivergentWrite("log"));
+    // A lease later, the controller opens it, which reconciles, and closes
+    // it, which clears the log.
+    EXPECT_TRUE(Eventually([&] {
+        std::optional<rpma::cluster::KeyValue> kv;
+        return client_->Get(keys_.Activity("log"), &kv).ok() && !kv;
+    })) << Rpmactl({"cluster", "status"}).out;
+    rpma::client::OpenOptions read_only;
+    read_only.read_only = true;
+    auto reader = Open("log", read_only);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    for (const auto &held : ReadEach(**reader, 8192, 4096))
+        EXPECT_EQ(held, bytes);
+    EXPECT_NE(Rpmactl({"cluster", "status"}).out.find("reconciled"), std::string::npos);
 }
 
 TEST_F(ClusterReplaceTest, AReplicaOfANodeDeadPastReplaceAfterIsPlacedElsewhereAndCopied) {

@@ -32,7 +32,8 @@ struct Cluster {
     // A writer runs what the cluster's controller asks of the region it
     // holds (repair a stale replica, copy one to another node), on a thread
     // of its own while the application writes: the controller does not
-    // change a region a writer holds. Off only for the controller itself.
+    // change a region a writer holds. Closing the Region waits for a repair
+    // it is running. Off only for the controller itself.
     bool maintain = true;
 };
 

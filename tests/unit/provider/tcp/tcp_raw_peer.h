@@ -179,7 +179,7 @@ class RawPeer {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                                   deadline - std::chrono::steady_clock::now())
                                   .count();
-            if (left <= 0 || !WaitReadable(socket_.Get(), static_cast<int>(left)))
+            if (left <= 0 || !WaitReadableOrFailed(socket_.Get(), static_cast<int>(left)))
                 return false;
             const ssize_t got = ::recv(socket_.Get(), sink, sizeof(sink), MSG_DONTWAIT);
             if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
@@ -196,7 +196,7 @@ class RawPeer {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                                   deadline - std::chrono::steady_clock::now())
                                   .count();
-            if (left <= 0 || !WaitReadable(socket_.Get(), static_cast<int>(left)))
+            if (left <= 0 || !WaitReadableOrFailed(socket_.Get(), static_cast<int>(left)))
                 return false;
             uint8_t chunk[65536];
             const ssize_t got = ::recv(socket_.Get(), chunk, sizeof(chunk), MSG_DONTWAIT);

@@ -33,6 +33,14 @@ inline bool WaitReadable(int fd, int timeout_ms = kTimeoutMs) {
     return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
 }
 
+// Readable, or reset: a reset may be reported as POLLERR before the
+// socket's state says POLLIN (tcp_reset sets the error first), so a
+// wait for the close takes any event and lets recv() tell which.
+inline bool WaitReadableOrFailed(int fd, int timeout_ms = kTimeoutMs) {
+    pollfd pfd{fd, POLLIN, 0};
+    return poll(&pfd, 1, timeout_ms) == 1 && pfd.revents != 0;
+}
+
 inline std::optional<CmEvent> WaitEvent(provider::CmId &id, int timeout_ms = kTimeoutMs) {
     if (!WaitReadable(id.EventFd(), timeout_ms))
         return std::nullopt;
