@@ -29,11 +29,12 @@ MaintenancePlan PlanMaintenance(const MaintenanceInput &in) {
         if (node != live.end() && !node->second->draining()) {
             placement.zones_taken.push_back(node->second->zone());
             if (m.state() != Member::STATE_IN_SYNC)
-                plan.actions.push_back(
-                    {i, m.daemon_id(), node->second->control_address(), false, "",
-                     "replica " + std::to_string(i) + " on node " + m.daemon_id() +
-                         " is stale since generation " + std::to_string(m.stale_since()) +
-                         ": repairing it where it is"});
+                plan.actions.push_back({i, m.daemon_id(), node->second->control_address(),
+                                        node->second->data_address(), false, "",
+                                        "replica " + std::to_string(i) + " on node " +
+                                            m.daemon_id() + " is stale since generation " +
+                                            std::to_string(m.stale_since()) +
+                                            ": repairing it where it is"});
             continue;
         }
         if (node != live.end()) {
@@ -69,8 +70,8 @@ MaintenancePlan PlanMaintenance(const MaintenanceInput &in) {
         const v1::NodeRecord &to = chosen.front();
         placement.exclude.push_back(to.node_id());
         placement.zones_taken.push_back(to.zone());
-        plan.actions.push_back({to_replace[k], to.node_id(), to.control_address(), true,
-                                moved_from[k],
+        plan.actions.push_back({to_replace[k], to.node_id(), to.control_address(),
+                                to.data_address(), true, moved_from[k],
                                 "replica " + std::to_string(to_replace[k]) + ": " + why_replace[k] +
                                     ": placing it on node " + to.node_id() + " (zone '" +
                                     to.zone() + "') and copying it there"});

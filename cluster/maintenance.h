@@ -21,6 +21,8 @@ struct RepairAction {
     // The node to copy to: the member's own, or the one chosen for it.
     std::string node_id;
     std::string control_address;
+    // Its advertised data-plane address (NodeRecord.data_address).
+    std::string data_address;
     bool replacement = false;
     // A replacement off a node that is still live (draining): its control
     // address, where the old copy is deleted once the new one is in sync.

@@ -215,6 +215,7 @@ void ClusterController::Ask(const std::string &region,
         action->set_member(a.member);
         action->set_node_id(a.node_id);
         action->set_control_address(a.control_address);
+        action->set_data_address(a.data_address);
         action->set_replacement(a.replacement);
         action->set_moved_from_address(a.moved_from_address);
         action->set_reason(a.reason);
@@ -342,6 +343,7 @@ void ClusterController::Repair(const rpma::cluster::Versioned<RegionRecord> &ver
         rpma::client::RepairOptions repair;
         if (action.replacement)
             repair.new_address = action.control_address;
+        repair.new_data_address = action.data_address;
         const rpma::client::Status done = (*opened)->Repair(action.member, repair);
         Record("region " + region.name() + ": replica " + std::to_string(action.member) +
                (done.ok() ? " in sync on node " + action.node_id

@@ -79,6 +79,10 @@ Result<std::unique_ptr<ClusterAuthority>> ClusterAuthority::Open(const Cluster &
         auto node = live.find(m.daemon_id());
         a->replicas_.addresses.push_back(node != live.end() ? node->second->control_address()
                                                             : m.address());
+        // The data plane where the node says clients reach it (its
+        // advertise_data), not where its daemon listens.
+        a->replicas_.data_addresses.push_back(node != live.end() ? node->second->data_address()
+                                                                 : "");
     }
     return a;
 }

@@ -71,6 +71,7 @@ void Region::Impl::Maintain(const rpma::cluster::v1::MaintenanceRequest::Action 
     }
     RepairOptions options;
     options.new_address = action.control_address();
+    options.new_data_address = action.data_address();
     (void)Repair(i, options);
 }
 

@@ -160,6 +160,8 @@ Status Region::Impl::Repair(size_t index, const RepairOptions &options) {
         return control.status().WithReplica(index, address);
     m.control = std::move(*control);
     m.address = address;
+    if (!options.new_address.empty() || !options.new_data_address.empty())
+        m.data_address = options.new_data_address;
     if (!m.draining_session.empty()) {
         if (Status s = AwaitSessionEnd(*m.control, m.draining_session); !s.ok())
             return s.WithReplica(index, m.address);

@@ -12,6 +12,7 @@ v1::NodeRecord Node(const std::string &id, const std::string &zone, bool drainin
     node.set_node_id(id);
     node.set_zone(zone);
     node.set_control_address(id + ":7300");
+    node.set_data_address(id + ".data:7301");
     node.set_free_bytes(1 << 30);
     node.set_draining(draining);
     return node;
@@ -49,6 +50,7 @@ TEST(MaintenanceTest, AStaleReplicaOnALiveNodeIsRepairedWhereItIs) {
     ASSERT_EQ(plan.actions.size(), 1u);
     EXPECT_EQ(plan.actions[0].member, 1);
     EXPECT_EQ(plan.actions[0].node_id, "b");
+    EXPECT_EQ(plan.actions[0].data_address, "b.data:7301");
     EXPECT_FALSE(plan.actions[0].replacement);
 }
 
@@ -68,6 +70,7 @@ TEST(MaintenanceTest, ADeadNodeIsReplacedOnlyAfterReplaceAfterInAnotherZone) {
     EXPECT_EQ(plan.actions[0].member, 1);
     EXPECT_EQ(plan.actions[0].node_id, "d");  // zone 2: a's zone 1 is taken
     EXPECT_EQ(plan.actions[0].control_address, "d:7300");
+    EXPECT_EQ(plan.actions[0].data_address, "d.data:7301");
     EXPECT_TRUE(plan.actions[0].replacement);
 }
 

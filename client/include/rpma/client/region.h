@@ -155,6 +155,10 @@ struct RepairOptions {
     std::function<void(const RepairProgress &)> progress;
     // Where the replica's daemon listens now, when not where it was.
     std::string new_address;
+    // Where its data plane is reached now ("host:port": a node's advertised
+    // address), when not where its daemon says it listens. Empty with a
+    // new_address: where that daemon says.
+    std::string new_data_address;
 };
 
 class Region {
