@@ -124,8 +124,8 @@ void Connection::DetachSocket() {
 }
 
 bool Connection::ReadingEnabled() const {
-    if (!socket_.Valid() || in_.phase == Inbound::Phase::kWaitingForReceive ||
-        in_.phase == Inbound::Phase::kPersisting)
+    if (!socket_.Valid() || in().phase == Inbound::Phase::kWaitingForReceive ||
+        in().phase == Inbound::Phase::kPersisting)
         return false;
     switch (state_) {
         case State::kAwaitingReply:
@@ -199,7 +199,7 @@ void Connection::AfterProgress() {
         return;
     // Staged bytes wait for reading to be enabled again (after a handshake
     // step); nothing else would bring them back.
-    if (!stage_.Empty() && ReadingEnabled())
+    if (reader_.StagedBytes() > 0 && ReadingEnabled())
         ReadInbound();
     if (!socket_.Valid())
         return;
@@ -323,11 +323,12 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
     // request of the peer (those that follow are dropped: OnRequestHeader).
     StopApplyingRequests();
     sq_.Detach();
-    if (in_.phase == Inbound::Phase::kPayload && in_.header.opcode == wire::Opcode::kReadResponse) {
-        in_.destination.clear();
-        in_.discard = true;
+    if (in().phase == Inbound::Phase::kPayload &&
+        in().header.opcode == wire::Opcode::kReadResponse) {
+        in().destination.clear();
+        in().discard = true;
     }
-    in_.has_receive = false;
+    in().has_receive = false;
     ReleaseReceive();
     rq_ = nullptr;
     private_rq_.reset();
@@ -434,10 +435,7 @@ void Connection::FlushReceives() {
 
 void Connection::BeginClosing() {
     MoveTo(State::kClosing);
-    stage_.Clear();
-    in_.phase = Inbound::Phase::kHeader;
-    in_.destination.clear();
-    in_.atomic_target = {};
+    reader_.Reset();
     timer_.Arm(TimerPurpose::kLinger, kClosingLingerMs);
 }
 
@@ -445,9 +443,7 @@ void Connection::CloseNow() {
     DetachSocket();
     timer_.Close(*deps_.engine);
     liveness_.Stop();
-    stage_.Clear();
-    in_.destination.clear();
-    in_.atomic_target = {};
+    reader_.Reset();
     MoveTo(State::kClosed);
 }
 

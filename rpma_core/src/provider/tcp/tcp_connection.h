@@ -72,7 +72,7 @@
 #include "rpma_core/src/provider/tcp/tcp_acks.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_state.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_timer.h"
-#include "rpma_core/src/provider/tcp/tcp_inbound_message.h"
+#include "rpma_core/src/provider/tcp/tcp_inbound_reader.h"
 #include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
@@ -84,7 +84,6 @@
 #include "rpma_core/src/provider/tcp/tcp_send_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_signaling_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
-#include "rpma_core/src/provider/tcp/tcp_stage.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
 
@@ -240,6 +239,8 @@ class Connection final : public EventHandler,
 
     // The message being read from the socket (tcp_inbound_message.h).
     using Inbound = InboundMessage;
+    Inbound &in() { return reader_.message(); }
+    const Inbound &in() const { return reader_.message(); }
 
     // The only way state_ changes (tcp_connection_state.h).
     void MoveTo(State next);
@@ -277,30 +278,15 @@ class Connection final : public EventHandler,
     void FinishTcpConnect();
     void PushHandshake(wire::Opcode opcode, const void *private_data, size_t length);
 
-    // Reading: through the stage, or straight into a large payload's
-    // destination; *drained once a read came back short. `drained`: the
-    // last read came back short already. Nothing while a blocking reader
-    // has the socket.
+    // Reads (reader_) and dispatches what it frames while reading is
+    // enabled. `drained`: the last read came back short already. Nothing
+    // while a blocking reader has the socket.
     void ReadInbound(bool drained = false);
     // Clears O_NONBLOCK (every other socket call says MSG_DONTWAIT) and sets
     // SO_RCVTIMEO, once per socket, for WaitDirect.
     bool MakeSocketBlocking();
-    // False when reading must stop (would block, EOF, error).
-    bool ConsumeReadResult(ssize_t result);
-    bool FillStage(size_t *budget, bool *drained);
-    // Feeds staged bytes to the current header or payload.
-    void ConsumeStaged();
-    // False when a region was deregistered (the connection then breaks).
-    bool CopyPayload(const uint8_t *data, size_t length);
-    // The next `length` bytes of the payload's destination (registered
-    // memory) as iovecs, at most kMaxSge; false when a region was
-    // deregistered (used under the lock, as any access; see MemoryTable).
-    bool DestinationWindow(size_t length, iovec *iov, int *count) const;
+    // The payload was revoked under its reading: NAK or local error.
     void OnPayloadRevoked();
-    bool ReadPayloadDirect(size_t *budget, bool *drained);
-    // readv into the payload's destination and the stage; *revoked when a
-    // region was deregistered under it.
-    ssize_t ReceivePayloadDirect(bool *revoked);
     void BeginPayload(size_t length);
     void OnHeader();
     void OnPayloadComplete();
@@ -433,10 +419,9 @@ class Connection final : public EventHandler,
     // in flight: a non-blocking poll (DriveInbound with try_only) skips one
     // read, which could only come back empty that soon.
     bool posted_since_read_ = false;
-    Inbound in_;
+    InboundReader reader_;
     RegionCache local_regions_;
     RegionCache remote_regions_;
-    Stage stage_;
     OutboundQueue out_;
 };
 

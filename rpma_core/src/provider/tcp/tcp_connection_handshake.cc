@@ -244,8 +244,8 @@ void Connection::Abandon() {
 
 void Connection::OnConnectRequest() {
     wire::HandshakePrefix prefix;
-    if (!wire::ParseHandshakePrefix(in_.small.data(), in_.payload_length, &prefix)) {
-        if (!wire::HasMagic(in_.small.data(), in_.payload_length))
+    if (!wire::ParseHandshakePrefix(in().small.data(), in().payload_length, &prefix)) {
+        if (!wire::HasMagic(in().small.data(), in().payload_length))
             return ProtocolError("a connection request of another protocol");
         // rpma of another version: tell it, so that it reports REJECTED.
         RPMA_LOG_NOTICE_RATELIMITED(
@@ -257,8 +257,8 @@ void Connection::OnConnectRequest() {
         return;
     }
     peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
-    request_private_data_.assign(in_.small.data() + wire::kHandshakePrefixSize,
-                                 in_.small.data() + in_.payload_length);
+    request_private_data_.assign(in().small.data() + wire::kHandshakePrefixSize,
+                                 in().small.data() + in().payload_length);
     MoveTo(State::kRequestQueued);
     timer_.Disarm(TimerPurpose::kHandshake);
     std::shared_ptr<RequestQueue> requests = requests_.lock();
@@ -274,7 +274,7 @@ void Connection::OnConnectRequest() {
 
 void Connection::OnAccept() {
     wire::HandshakePrefix prefix;
-    if (!wire::ParseHandshakePrefix(in_.small.data(), in_.payload_length, &prefix))
+    if (!wire::ParseHandshakePrefix(in().small.data(), in().payload_length, &prefix))
         return ProtocolError("it answered with another protocol or version");
     peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
     MoveTo(State::kEstablished);
@@ -283,8 +283,8 @@ void Connection::OnAccept() {
     ready.header.opcode = wire::Opcode::kReadyToUse;
     out_.Push(std::move(ready));
     Emit(CmEventType::kEstablished,
-         std::vector<uint8_t>(in_.small.data() + wire::kHandshakePrefixSize,
-                              in_.small.data() + in_.payload_length));
+         std::vector<uint8_t>(in().small.data() + wire::kHandshakePrefixSize,
+                              in().small.data() + in().payload_length));
 }
 
 void Connection::OnDisconnectMessage() {
@@ -308,9 +308,9 @@ void Connection::ProtocolError(const char *why) {
     RPMA_LOG_ERROR_RATELIMITED(
         "protocol violation by %s (%s, last header %s, connection %s); breaking the "
         "connection",
-        peer_.c_str(), why, wire::OpcodeName(in_.header.opcode), ConnectionStateName(state_));
-    // in_.header_bytes holds the header being handled, parsed or not.
-    Fail(wire::IsAnswer(in_.header_bytes[0]) ? IBV_WC_BAD_RESP_ERR : IBV_WC_RETRY_EXC_ERR,
+        peer_.c_str(), why, wire::OpcodeName(in().header.opcode), ConnectionStateName(state_));
+    // in().header_bytes holds the header being handled, parsed or not.
+    Fail(wire::IsAnswer(in().header_bytes[0]) ? IBV_WC_BAD_RESP_ERR : IBV_WC_RETRY_EXC_ERR,
          /*send_nothing=*/true);
 }
 
@@ -332,11 +332,11 @@ void Connection::NotAnRpmaPeer(const char *why) {
 
 bool Connection::PlausibleHandshake() const {
     if (state_ == State::kAwaitingRequest)
-        return wire::CouldStartHandshake(in_.header_bytes, in_.header_received,
+        return wire::CouldStartHandshake(in().header_bytes, in().header_received,
                                          wire::Opcode::kConnectRequest,
                                          wire::Opcode::kConnectRequest);
     if (state_ == State::kAwaitingReply)
-        return wire::CouldStartHandshake(in_.header_bytes, in_.header_received,
+        return wire::CouldStartHandshake(in().header_bytes, in().header_received,
                                          wire::Opcode::kAccept, wire::Opcode::kReject);
     return true;
 }
@@ -372,7 +372,7 @@ void Connection::OnTimer(TimerPurpose purpose) {
             }
             return;
         case TimerPurpose::kReceiverNotReady:
-            if (in_.phase == Inbound::Phase::kWaitingForReceive) {
+            if (in().phase == Inbound::Phase::kWaitingForReceive) {
                 RPMA_LOG_ERROR(
                     "%s sent a message but no receive was posted within %d ms; "
                     "failing the sender with IBV_WC_RNR_RETRY_EXC_ERR (post receives "

@@ -1,14 +1,10 @@
-// Connection, the inbound stream: reading the socket (through the stage, or
-// straight into a large payload's destination) and framing it into
-// messages, header then payload, whatever the split of bytes across reads.
-// A complete header goes to the initiator (answers to our requests:
-// tcp_connection_initiator.cc) or the target executor (the peer's requests:
-// tcp_connection_target.cc). Tests: tcp_wire_test, tcp_remote_ops_test,
-// tcp_hostile_peer_test, and the wire fuzzer (tests/fuzz).
+// Connection, the inbound dispatch: what the InboundReader (tcp_inbound_reader.h)
+// framed goes where it belongs. A header goes to the handshake, to the
+// initiator (answers to our requests: tcp_connection_initiator.cc) or to
+// the target executor (the peer's requests: tcp_connection_target.cc).
+// Tests: tcp_remote_ops_test, tcp_hostile_peer_test, tcp_hostile_answers_test
+// and the wire fuzzer (tests/fuzz).
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
-
-#include <sys/socket.h>
-#include <sys/uio.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,142 +16,41 @@
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
 
 namespace rpma::provider::tcp {
-namespace {
-
-// Bytes read from one connection per wake-up, so one busy peer cannot starve
-// the others (the socket stays readable and epoll brings us back).
-constexpr size_t kReadBudgetBytes = size_t{4} << 20;
-
-// What is left of a payload at least this long is read straight into its
-// destination (with the stage behind it for what follows).
-constexpr size_t kDirectPayloadBytes = size_t{8} << 10;
-
-}  // namespace
 
 void Connection::ReadInbound(bool drained) {
     if (reader_busy_)
         return;  // WaitDirect has the socket; it reads on return
     posted_since_read_ = false;
-    size_t budget = kReadBudgetBytes;
-    // A read that came back short emptied the socket: another would only
-    // say EAGAIN, and whoever watches the socket hears of the next bytes.
+    InboundReader::Budget budget;
+    budget.drained = drained;
     while (ReadingEnabled()) {
-        if (!stage_.Empty()) {
-            ConsumeStaged();
-            continue;
+        switch (reader_.Next(socket_.Get(), &budget)) {
+            case InboundReader::Framed::kHeader:
+                OnHeader();
+                break;
+            case InboundReader::Framed::kPayload:
+                OnPayloadComplete();
+                break;
+            case InboundReader::Framed::kPartialHeader:
+                // Before the handshake, the first bytes may already show
+                // that the peer is not rpma.
+                if (!IsLive() && !PlausibleHandshake()) [[unlikely]]
+                    return ProtocolError("not an rpma handshake");
+                break;
+            case InboundReader::Framed::kMalformed:
+                return ProtocolError(reader_.error());
+            case InboundReader::Framed::kRevoked:
+                return OnPayloadRevoked();
+            case InboundReader::Framed::kClosed:
+                return OnPeerGone(reader_.peer_error());
+            case InboundReader::Framed::kStop:
+                return;
         }
-        stage_.Clear();
-        if (drained || budget == 0)
-            return;
-        const bool direct = in_.phase == Inbound::Phase::kPayload &&
-                            in_.payload_length - in_.payload_received >= kDirectPayloadBytes;
-        if (!(direct ? ReadPayloadDirect(&budget, &drained) : FillStage(&budget, &drained)))
-            return;
     }
-}
-
-bool Connection::ConsumeReadResult(ssize_t result) {
-    if (result > 0)
-        return true;
-    if (result == 0) {
-        OnPeerGone(0);
-        return false;
-    }
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-        return false;
-    OnPeerGone(errno);
-    return false;
-}
-
-bool Connection::FillStage(size_t *budget, bool *drained) {
-    const ssize_t got = SocketRecv(socket_.Get(), stage_.Buffer(), Stage::kSize, MSG_DONTWAIT);
-    if (!ConsumeReadResult(got))
-        return false;
-    const auto length = static_cast<size_t>(got);
-    stage_.Filled(length);
-    *budget -= std::min(*budget, length);
-    *drained = length < Stage::kSize;
-    return true;
-}
-
-void Connection::ConsumeStaged() {
-    const uint8_t *data = stage_.Data();
-    const size_t available = stage_.Available();
-    if (in_.phase == Inbound::Phase::kPayload) {
-        const size_t length = std::min(available, in_.payload_length - in_.payload_received);
-        if (!CopyPayload(data, length))
-            return;
-        stage_.Consume(length);
-        in_.payload_received += length;
-        if (in_.payload_received == in_.payload_length) {
-            in_.phase = Inbound::Phase::kHeader;
-            OnPayloadComplete();
-        }
-        return;
-    }
-    const size_t length = std::min(available, wire::kHeaderSize - in_.header_received);
-    memcpy(in_.header_bytes + in_.header_received, data, length);
-    stage_.Consume(length);
-    in_.header_received += length;
-    if (in_.header_received < wire::kHeaderSize) {
-        // Rare (a header split across reads): before the handshake, the
-        // first bytes may already show that the peer is not rpma.
-        if (!IsLive() && !PlausibleHandshake()) [[unlikely]]
-            return ProtocolError("not an rpma handshake");
-        return;
-    }
-    in_.header_received = 0;
-    wire::Header header;
-    const wire::ParseError error = wire::ParseHeader(in_.header_bytes, &header);
-    if (error != wire::ParseError::kNone)
-        return ProtocolError(wire::ParseErrorString(error));
-    in_.header = header;
-    OnHeader();
-}
-
-bool Connection::DestinationWindow(size_t length, iovec *iov, int *count) const {
-    size_t skip = in_.payload_received;
-    *count = 0;
-    for (const MemorySegment &segment : in_.Destination()) {
-        if (length == 0)
-            break;
-        if (skip >= segment.length) {
-            skip -= segment.length;
-            continue;
-        }
-        if (segment.region->Revoked())
-            return false;
-        const size_t part = std::min(segment.length - skip, length);
-        iov[*count].iov_base = segment.addr + skip;
-        iov[*count].iov_len = part;
-        ++*count;
-        length -= part;
-        skip = 0;
-    }
-    return true;
-}
-
-bool Connection::CopyPayload(const uint8_t *data, size_t length) {
-    if (in_.Destination().empty()) {
-        if (!in_.discard)
-            memcpy(in_.small.data() + in_.payload_received, data, length);
-        return true;
-    }
-    iovec iov[kMaxSge];
-    int count = 0;
-    if (!DestinationWindow(length, iov, &count)) {
-        OnPayloadRevoked();
-        return false;
-    }
-    for (int i = 0; i < count; ++i) {
-        memcpy(iov[i].iov_base, data, iov[i].iov_len);
-        data += iov[i].iov_len;
-    }
-    return true;
 }
 
 void Connection::OnPayloadRevoked() {
-    if (wire::IsRequest(in_.header.opcode)) {
+    if (wire::IsRequest(in().header.opcode)) {
         RejectRequest(IBV_WC_REM_ACCESS_ERR, "the target memory region was deregistered");
     } else {
         RPMA_LOG_ERROR(
@@ -165,67 +60,17 @@ void Connection::OnPayloadRevoked() {
     }
 }
 
-ssize_t Connection::ReceivePayloadDirect(bool *revoked) {
-    // The payload's destination, then room in the stage for the next header
-    // only: a large payload is usually followed by another, whose bytes
-    // should go straight to their destination too, not through the stage.
-    iovec iov[kMaxSge + 1];
-    int count = 0;
-    if (!DestinationWindow(in_.payload_length - in_.payload_received, iov, &count)) {
-        *revoked = true;
-        return -1;
-    }
-    iov[count].iov_base = stage_.Buffer();
-    iov[count].iov_len = wire::kHeaderSize;
-    ++count;
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<size_t>(count);
-    return SocketRecvMsg(socket_.Get(), &msg, MSG_DONTWAIT);
-}
-
-bool Connection::ReadPayloadDirect(size_t *budget, bool *drained) {
-    if (in_.discard)
-        return FillStage(budget, drained);
-    const size_t remaining = in_.payload_length - in_.payload_received;
-    bool revoked = false;
-    const ssize_t got = ReceivePayloadDirect(&revoked);
-    if (revoked) {
-        OnPayloadRevoked();
-        return false;
-    }
-    if (!ConsumeReadResult(got))
-        return false;
-    const auto total = static_cast<size_t>(got);
-    const size_t to_payload = std::min(total, remaining);
-    in_.payload_received += to_payload;
-    stage_.Filled(total - to_payload);
-    *budget -= std::min(*budget, total);
-    *drained = total < remaining + wire::kHeaderSize;
-    if (in_.payload_received == in_.payload_length) {
-        in_.phase = Inbound::Phase::kHeader;
-        OnPayloadComplete();
-    }
-    return true;
-}
-
 void Connection::BeginPayload(size_t length) {
-    if (in_.Destination().empty() && length > in_.small.size() && !in_.discard)
+    if (!reader_.BeginPayload(length))
         return ProtocolError("payload without a destination");
-    in_.payload_length = length;
-    in_.payload_received = 0;
-    if (length == 0) {
-        in_.phase = Inbound::Phase::kHeader;
+    if (length == 0)
         OnPayloadComplete();
-    } else {
-        in_.phase = Inbound::Phase::kPayload;
-    }
 }
 
 void Connection::OnHeader() {
-    const wire::Header &header = in_.header;
-    in_.destination.clear();
-    in_.into_receive = false;
+    const wire::Header &header = in().header;
+    in().destination.clear();
+    in().into_receive = false;
     switch (header.opcode) {
         case wire::Opcode::kConnectRequest:
             if (active_ || state_ != State::kAwaitingRequest)
@@ -274,16 +119,16 @@ void Connection::OnHeader() {
 
 void Connection::CountWritten() {
     // A WRITE's payload has one destination segment (none when empty).
-    if (!in_.destination.empty())
-        in_.destination[0].region->CountWritten(in_.header.length);
+    if (!in().destination.empty())
+        in().destination[0].region->CountWritten(in().header.length);
 }
 
 void Connection::OnPayloadComplete() {
-    const wire::Header &header = in_.header;
-    if (std::exchange(in_.discard, false)) [[unlikely]] {
+    const wire::Header &header = in().header;
+    if (std::exchange(in().discard, false)) [[unlikely]] {
         // Dropped: a request no longer applied, or a READ_RESPONSE whose
         // queue pair was destroyed.
-        in_.destination.clear();
+        in().destination.clear();
         return;
     }
     switch (header.opcode) {
@@ -306,17 +151,17 @@ void Connection::OnPayloadComplete() {
             return CompleteRequest();
         case wire::Opcode::kAtomicWrite: {
             uint64_t value;
-            memcpy(&value, in_.small.data(), sizeof(value));
-            if (in_.atomic_target.region->Revoked())
+            memcpy(&value, in().small.data(), sizeof(value));
+            if (in().atomic_target.region->Revoked())
                 return RejectRequest(IBV_WC_REM_ACCESS_ERR, "the memory region was deregistered");
-            std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(in_.atomic_target.addr))
+            std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(in().atomic_target.addr))
                 .store(value);
-            in_.atomic_target.region->CountWritten(sizeof(value));
-            in_.atomic_target = {};
+            in().atomic_target.region->CountWritten(sizeof(value));
+            in().atomic_target = {};
             return CompleteRequest();
         }
         case wire::Opcode::kReadResponse:
-            in_.destination.clear();
+            in().destination.clear();
             if (PendingWr *read = sq_.Front();
                 read != nullptr && ++read->parts_answered < read->parts)
                 return;  // more parts to come (tcp_parts.h)

@@ -47,7 +47,7 @@ void Connection::OnReadResponseHeader(const wire::Header &header) {
         return ProtocolError("unexpected READ_RESPONSE");
     if (!has_qp_) {
         // The application destroyed the QP while its READs were in flight.
-        in_.discard = true;
+        in().discard = true;
         return BeginPayload(header.length);
     }
     if (!sq_.CompleteBefore(header.sequence))
@@ -57,9 +57,9 @@ void Connection::OnReadResponseHeader(const wire::Header &header) {
     if (!read->is_read || header.sequence != read->FirstSequence() + part ||
         PartLength(read->byte_len, part) != header.length)
         return ProtocolError("READ_RESPONSE does not match the READ");
-    in_.destination = read->parts == 1
-                          ? read->read_destination
-                          : SliceSegments(read->read_destination, PartOffset(part), header.length);
+    in().destination = read->parts == 1
+                           ? read->read_destination
+                           : SliceSegments(read->read_destination, PartOffset(part), header.length);
     BeginPayload(header.length);
 }
 

@@ -125,12 +125,13 @@ Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *cons
     }
     if (lease_.Waiters() != 1)
         return DirectRead::kUnavailable;  // another thread waits on it too
-    if (stage_.Empty()) {
+    bool drained = true;                  // staged already: the socket was read
+    if (reader_.StagedBytes() == 0) {
         if (!MakeSocketBlocking())
             return DirectRead::kUnavailable;
         reader_busy_ = true;
         const int fd = socket_.Get();
-        uint8_t *const stage = stage_.Buffer();
+        uint8_t *const stage = reader_.StageBuffer();
         lock.unlock();
         const ssize_t got = SocketRecv(fd, stage, Stage::kSize, 0);
         const int err = got < 0 ? errno : 0;
@@ -146,13 +147,16 @@ Connection::DirectRead Connection::WaitDirect(bool *muted, CompletionQueue *cons
             return DirectRead::kRead;  // closing meanwhile: what was read goes
         if (got < 0)
             errno = err;
-        if (!ConsumeReadResult(got)) {
+        bool closed;
+        if (!reader_.Received(got, &closed)) {
+            if (closed)
+                OnPeerGone(reader_.peer_error());
             AfterProgress();
             return DirectRead::kRead;
         }
-        stage_.Filled(static_cast<size_t>(got));
+        drained = static_cast<size_t>(got) < Stage::kSize;
     }
-    ReadInbound(/*drained=*/stage_.Available() < Stage::kSize);
+    ReadInbound(drained);
     AfterProgress();
     if (*caught != nullptr)
         EndInlineWaitLocked(muted);

@@ -34,8 +34,8 @@ void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
     }
     // Holding the peer's message for want of a receive, or persisting what
     // it asked: it waits for us.
-    const bool holding_message =
-        in_.phase == Inbound::Phase::kWaitingForReceive || in_.phase == Inbound::Phase::kPersisting;
+    const bool holding_message = in().phase == Inbound::Phase::kWaitingForReceive ||
+                                 in().phase == Inbound::Phase::kPersisting;
     // Waiting for the peer: for answers to our requests, or for it to read
     // what we have queued for it.
     switch (liveness_.Check(socket_.Get(), !sq_.Empty() || !out_.Empty(), !out_.Empty(),

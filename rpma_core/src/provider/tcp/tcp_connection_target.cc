@@ -35,7 +35,7 @@ int Persist(const MemorySegment &segment) {
 }  // namespace
 
 void Connection::OnRequestHeader() {
-    const wire::Header &header = in_.header;
+    const wire::Header &header = in().header;
     if (!IsLive() || received_disconnect_)
         return ProtocolError("request outside an established connection");
     if (sent_disconnect_ || !has_qp_) [[unlikely]]
@@ -56,7 +56,7 @@ void Connection::OnRequestHeader() {
             if (header.opcode == wire::Opcode::kWriteWithImm && !AcquireReceive())
                 return;
             if (segment.length > 0)
-                in_.destination.push_back(std::move(segment));
+                in().destination.push_back(std::move(segment));
             return BeginPayload(header.length);
         case wire::Opcode::kReadRequest: {
             check = deps_.memory->ResolveRemote(header.rkey, header.remote_addr, header.length,
@@ -91,7 +91,7 @@ void Connection::OnRequestHeader() {
             if (header.remote_addr % wire::kAtomicWriteSize != 0)
                 return RejectRequest(IBV_WC_REM_INV_REQ_ERR,
                                      "atomic write to an address not aligned to 8 bytes");
-            in_.atomic_target = std::move(segment);
+            in().atomic_target = std::move(segment);
             return BeginPayload(header.length);
         case wire::Opcode::kFlush: {
             check = deps_.memory->ResolveRemote(header.rkey, header.remote_addr, header.length,
@@ -107,19 +107,19 @@ void Connection::OnRequestHeader() {
         case wire::Opcode::kSendWithImm:
             if (!AcquireReceive())
                 return;
-            if (!in_.receive.buffers_valid) {
+            if (!in().receive.buffers_valid) {
                 CompleteReceive(IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0, false);
                 return RejectRequest(IBV_WC_REM_OP_ERR, "the receive buffer is not registered");
             }
-            if (header.length > in_.receive.capacity) {
+            if (header.length > in().receive.capacity) {
                 RPMA_LOG_ERROR("a %u-byte message does not fit the %llu-byte receive buffer",
                                header.length,
-                               static_cast<unsigned long long>(in_.receive.capacity));
+                               static_cast<unsigned long long>(in().receive.capacity));
                 CompleteReceive(IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0, false);
                 return RejectRequest(IBV_WC_REM_INV_REQ_ERR,
                                      "message larger than the posted receive");
             }
-            in_.into_receive = true;
+            in().into_receive = true;
             return BeginPayload(header.length);
         default:
             return ProtocolError("unexpected opcode");
@@ -129,24 +129,24 @@ void Connection::OnRequestHeader() {
 void Connection::DropRequest() {
     // Neither applied nor answered: the peer's WR fails when the connection
     // ends, as one that reached a verbs QP in the error state.
-    in_.discard = true;
-    BeginPayload(wire::PayloadLength(in_.header));
+    in().discard = true;
+    BeginPayload(wire::PayloadLength(in().header));
 }
 
 void Connection::StopApplyingRequests() {
-    if (in_.phase == Inbound::Phase::kWaitingForReceive) {
+    if (in().phase == Inbound::Phase::kWaitingForReceive) {
         // Its receive stays unused (the disconnect flushes it).
-        in_.phase = Inbound::Phase::kHeader;
+        in().phase = Inbound::Phase::kHeader;
         return DropRequest();
     }
-    if (in_.phase != Inbound::Phase::kPayload || !wire::IsRequest(in_.header.opcode))
+    if (in().phase != Inbound::Phase::kPayload || !wire::IsRequest(in().header.opcode))
         return;
     // The rest of the payload is read and dropped; a receive it was filling
     // is flushed with the others.
-    in_.into_receive = false;
-    in_.destination.clear();
-    in_.atomic_target = {};
-    in_.discard = true;
+    in().into_receive = false;
+    in().destination.clear();
+    in().atomic_target = {};
+    in().discard = true;
 }
 
 void Connection::PersistForFlush(MemorySegment &&segment) {
@@ -163,7 +163,7 @@ void Connection::PersistForFlush(MemorySegment &&segment) {
     // FLUSH stay in order); meanwhile the looks at the peer tell it that we
     // live. The worker owns a reference to the region; deregistration waits
     // for its persist (Region::PersistUnlocked).
-    in_.phase = Inbound::Phase::kPersisting;
+    in().phase = Inbound::Phase::kPersisting;
     WatchPeer();
     segment.Own();
     deps_.persist_workers->Submit([weak = weak_from_this(), segment = std::move(segment)] {
@@ -177,9 +177,9 @@ void Connection::PersistForFlush(MemorySegment &&segment) {
 
 void Connection::OnPersisted(int error) {
     std::lock_guard lock(mu_);
-    if (in_.phase != Inbound::Phase::kPersisting || !socket_.Valid())
+    if (in().phase != Inbound::Phase::kPersisting || !socket_.Valid())
         return;  // the connection broke meanwhile
-    in_.phase = Inbound::Phase::kHeader;
+    in().phase = Inbound::Phase::kHeader;
     if (error != 0)
         OnPersistFailed(error);
     else
@@ -193,27 +193,27 @@ void Connection::OnPersistFailed(int error) {
     if (error == EFAULT)
         return RejectRequest(IBV_WC_REM_ACCESS_ERR, "the memory region was deregistered");
     RPMA_LOG_ERROR("persistent flush of %#llx+%u failed: persist: %s",
-                   static_cast<unsigned long long>(in_.header.remote_addr), in_.header.length,
+                   static_cast<unsigned long long>(in().header.remote_addr), in().header.length,
                    strerror(error));
     RejectRequest(IBV_WC_REM_OP_ERR, "persist failed");
 }
 
 bool Connection::AcquireReceive() {
-    if (in_.has_receive)
+    if (in().has_receive)
         return true;
     if (rq_ == nullptr) {
         RejectRequest(IBV_WC_REM_OP_ERR, "the queue pair is gone");
         return false;
     }
-    if (rq_->PopOrWait(&in_.receive, *this)) {
-        in_.has_receive = true;
+    if (rq_->PopOrWait(&in().receive, *this)) {
+        in().has_receive = true;
         timer_.Disarm(TimerPurpose::kReceiverNotReady);
         return true;
     }
     // Receiver not ready: leave the message in the socket (the peer's sends
     // back up behind it) until a receive is posted or the RNR bound expires.
     // Meanwhile the looks at the peer tell it that we live.
-    in_.phase = Inbound::Phase::kWaitingForReceive;
+    in().phase = Inbound::Phase::kWaitingForReceive;
     WatchPeer();
     if (timer_.Armed() != TimerPurpose::kReceiverNotReady)
         timer_.Arm(TimerPurpose::kReceiverNotReady, deps_.rnr_timeout_ms->load());
@@ -222,9 +222,9 @@ bool Connection::AcquireReceive() {
 
 void Connection::ResumeReceiving() {
     std::lock_guard lock(mu_);
-    if (in_.phase != Inbound::Phase::kWaitingForReceive || !socket_.Valid())
+    if (in().phase != Inbound::Phase::kWaitingForReceive || !socket_.Valid())
         return;
-    in_.phase = Inbound::Phase::kHeader;
+    in().phase = Inbound::Phase::kHeader;
     OnRequestHeader();
     if (ReadingEnabled())
         ReadInbound();
@@ -232,26 +232,26 @@ void Connection::ResumeReceiving() {
 }
 
 void Connection::CompleteRequest() {
-    tsan::Publish(in_.header.rkey);  // to the initiator's completion
-    acks_.Applied((in_.header.flags & wire::kAckRequested) != 0);
-    in_.destination.clear();
+    tsan::Publish(in().header.rkey);  // to the initiator's completion
+    acks_.Applied((in().header.flags & wire::kAckRequested) != 0);
+    in().destination.clear();
 }
 
 void Connection::CompleteReceive(ibv_wc_status status, ibv_wc_opcode opcode, uint32_t byte_len,
                                  bool with_imm) {
-    if (!in_.has_receive)
+    if (!in().has_receive)
         return;
     ibv_wc wc{};
-    wc.wr_id = in_.receive.wr_id;
+    wc.wr_id = in().receive.wr_id;
     wc.status = status;
     wc.opcode = opcode;
     wc.byte_len = byte_len;
     if (with_imm) {
-        wc.imm_data = in_.header.imm;
+        wc.imm_data = in().header.imm;
         wc.wc_flags = IBV_WC_WITH_IMM;
     }
     const bool delivered = SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
-    in_.has_receive = false;
+    in().has_receive = false;
     ReleaseReceive();
     // An error completion is lost on a connection that breaks anyway.
     if (!delivered && status == IBV_WC_SUCCESS) [[unlikely]]
@@ -259,13 +259,13 @@ void Connection::CompleteReceive(ibv_wc_status status, ibv_wc_opcode opcode, uin
 }
 
 void Connection::ReleaseReceive() {
-    if (in_.into_receive && in_.phase == Inbound::Phase::kPayload) {
+    if (in().into_receive && in().phase == Inbound::Phase::kPayload) {
         // Its payload is still arriving (flushed early, or the QP went):
         // the rest goes where it was going.
-        in_.destination = std::move(in_.receive.segments);
+        in().destination = std::move(in().receive.segments);
     }
-    in_.into_receive = false;
-    in_.receive.segments.clear();
+    in().into_receive = false;
+    in().receive.segments.clear();
 }
 
 void Connection::RejectRequest(ibv_wc_status status, const char *why) {
@@ -274,13 +274,13 @@ void Connection::RejectRequest(ibv_wc_status status, const char *why) {
     RPMA_LOG_ERROR_RATELIMITED(
         "refusing %s request %llu from %s (rkey %#x, address %#llx, length %u): %s; "
         "breaking the connection",
-        wire::OpcodeName(in_.header.opcode), static_cast<unsigned long long>(in_.header.sequence),
-        peer_.c_str(), in_.header.rkey, static_cast<unsigned long long>(in_.header.remote_addr),
-        in_.header.length, why);
+        wire::OpcodeName(in().header.opcode), static_cast<unsigned long long>(in().header.sequence),
+        peer_.c_str(), in().header.rkey, static_cast<unsigned long long>(in().header.remote_addr),
+        in().header.length, why);
     acks_.Queue(out_);
     OutboundMessage nak;
     nak.header.opcode = wire::Opcode::kNak;
-    nak.header.sequence = in_.header.sequence;
+    nak.header.sequence = in().header.sequence;
     nak.header.rkey = status;
     out_.Push(std::move(nak));
     Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/false);
