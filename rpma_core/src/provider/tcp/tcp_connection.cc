@@ -5,11 +5,14 @@
 //
 // The other parts, one idea each:
 //   tcp_connection_handshake.cc  connect, accept, reject, disconnect, timeouts
-//   tcp_connection_inbound.cc    reading the socket and framing messages
+//   tcp_connection_inbound.cc    dispatching what InboundReader framed
 //   tcp_connection_target.cc     executing the peer's requests
 //   tcp_connection_initiator.cc  posting work requests and completing them
 //   tcp_connection_inline.cc     inline progress in application threads
 //   tcp_connection_liveness.cc   looking at a peer we wait for
+//
+// How a connection works (both directions, inline progress, ACKs,
+// liveness, locking, its role objects): CONNECTION.md.
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
 
 #include <sys/epoll.h>

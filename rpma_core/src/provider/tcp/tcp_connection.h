@@ -1,59 +1,6 @@
 // One rpma connection: a TCP socket, the queue pair bound to it, and the
-// rdma_cm-like handshake and teardown around them.
-//
-// Both directions run at once: as initiator the connection sends requests
-// and completes WRs from the peer's answers (SendQueue); as target it
-// executes the peer's requests on registered memory, in order, on the
-// progress thread, without the application's help.
-//
-// Inline progress: an application thread waiting for completions of this
-// connection (blocking GetEvent, or Poll of an empty CQ) reads the socket
-// itself and runs the very same inbound processing (DriveInbound), so the
-// completion is made in the thread that wants it; a thread waiting on this
-// connection alone sleeps in a recv on its socket (WaitDirect). While a
-// thread waits inline, the socket is muted in the progress engine (out of
-// its epoll set); after the last waiter leaves, the mute lingers
-// (Device::SetInlineLinger) so that the reply to what the application
-// posts next does not wake the progress thread, and small unsignaled writes
-// posted meanwhile wait for the next post or wait to share its sendmsg (the
-// doorbell). Past the linger the progress thread serves the socket again.
-// A SEND, and an ACK the peer asked for, go out at once from the posting
-// (or processing) thread when nothing is queued ahead of them.
-//
-// Acknowledgements, both ways, and the policy of coalescing them:
-// Acknowledgements (tcp_acks.h).
-//
-// Liveness (tcp_liveness.h): while a connection waits for its peer, the
-// progress thread looks at it every quarter of the bound (a deadline, armed
-// by the first post after a quiet spell, never per request): it probes a
-// quiet peer, and breaks the connection (IBV_WC_RETRY_EXC_ERR, then
-// flushes, then RPMA_CONN_LOST) when the peer made no progress for the
-// whole bound. A target holding a message for want of a receive sends a
-// repeated ACK at each look instead, so that its peer knows it lives.
-// Inbound bytes are read through a stage (one recv for a header and a small
-// payload, or several messages); large payloads go straight to memory.
-//
-// Locking: one mutex per connection guards all of its state (a private
-// receive queue included). It is taken by the progress thread (socket and
-// timer events, resumes, deadlines) and by application threads (posting,
-// Connect/Accept/Disconnect, and inbound processing when they drive progress
-// inline). Socket I/O under the lock is always non-blocking (the direct
-// read, into the stage, runs without it). Registered memory is touched only
-// under it, which is what deregistration waits for (Quiesce; see
-// tcp_memory_table.h). Lock order: connection -> CQ (ring, feeders) ->
-// channel, connection -> shared receive queue, connection -> progress
-// engine; never the reverse, and no deregistration under a connection's
-// lock.
-//
-// The implementation is split by idea (tcp_connection.cc lists the parts:
-// handshake, inbound stream, target, initiator, inline progress, liveness),
-// and the connection's states are one explicit state machine
-// (tcp_connection_state.h). Concerns with state of their own are role
-// objects the connection owns and calls under its lock: Acknowledgements
-// (tcp_acks.h: the ACK policy), PeerLiveness (tcp_liveness.h), InlineLease
-// (tcp_inline_lease.h: waiters, linger, doorbell), Stage (tcp_stage.h),
-// InboundMessage (tcp_inbound_message.h), ConnectionTimer
-// (tcp_connection_timer.h), SendQueue and OutboundQueue.
+// rdma_cm-like handshake and teardown around them. How it works, and which
+// role object owns which concern: CONNECTION.md; the files: tcp_connection.cc.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 
@@ -70,6 +17,7 @@
 
 #include "rpma_core/src/provider/provider.h"
 #include "rpma_core/src/provider/tcp/tcp_acks.h"
+#include "rpma_core/src/provider/tcp/tcp_connection_deps.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_state.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_timer.h"
 #include "rpma_core/src/provider/tcp/tcp_inbound_reader.h"
@@ -91,46 +39,6 @@ namespace rpma::provider::tcp {
 
 class CompletionQueue;
 class RequestQueue;
-
-// A waiting thread's set of watched sockets (tcp_completion_channel.cc).
-// Watch is called under the connection's lock, where the socket is open.
-class InlineWatcher {
-  public:
-    virtual ~InlineWatcher() = default;
-    virtual bool Watching(uint64_t token) const = 0;
-    virtual void Watch(int fd, uint64_t token) = 0;
-};
-
-// What every connection shares with the device.
-struct ConnectionDeps {
-    ProgressEngine *engine;
-    MemoryTable *memory;
-    // How long a target holds a SEND that found no posted receive before it
-    // fails the sender with IBV_WC_RNR_RETRY_EXC_ERR.
-    const std::atomic<int> *rnr_timeout_ms;
-    // How long an outgoing request that reached its peer waits for ACCEPT or
-    // REJECT before kUnreachable.
-    const std::atomic<int> *reply_timeout_ms;
-    // Device::SetInlineLinger.
-    const std::atomic<int> *inline_linger_us;
-    // How long a connection waiting for its peer bears its silence before
-    // it breaks (tcp_liveness.h); 0: forever.
-    const std::atomic<int> *request_timeout_ms = &RequestTimeoutMs();
-    // Where large persistent flushes run (tcp_persist_workers.h); null: on
-    // the thread that executes the flush.
-    PersistWorkers *persist_workers = nullptr;
-};
-
-struct QueuePairBinding {
-    provider::QueuePair *handle = nullptr;
-    uint32_t qp_num = 0;
-    uint64_t pd_id = 0;
-    CompletionQueue *send_cq = nullptr;
-    CompletionQueue *recv_cq = nullptr;
-    ReceiveQueue *srq = nullptr;  // the SRQ's queue, or null for a private RQ
-    uint32_t sq_size = 0;
-    uint32_t rq_size = 0;
-};
 
 class Connection final : public EventHandler,
                          public DeadlineHandler,
