@@ -45,9 +45,8 @@ std::shared_ptr<Connection> Connection::CreateActive(const ConnectionDeps &deps,
     if (!connection->events_.Valid())
         return nullptr;
     deps.memory->AddUser(connection);
-    connection->addresses_ = std::move(addresses);
-    if (!connection->addresses_.empty())
-        connection->peer_ = connection->addresses_.front().ToString();
+    connection->peer_ = addresses.empty() ? "" : addresses.front().ToString();
+    connection->handshake_.SetAddresses(std::move(addresses));
     return connection;
 }
 

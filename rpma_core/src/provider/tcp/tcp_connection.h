@@ -20,6 +20,7 @@
 #include "rpma_core/src/provider/tcp/tcp_connection_deps.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_state.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_timer.h"
+#include "rpma_core/src/provider/tcp/tcp_handshake.h"
 #include "rpma_core/src/provider/tcp/tcp_inbound_reader.h"
 #include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
@@ -68,7 +69,9 @@ class Connection final : public EventHandler,
     // The application dropped its CmId: finish a goodbye in progress, or cut
     // the connection (the peer then sees it vanish).
     void Abandon();
-    const std::vector<uint8_t> &RequestPrivateData() const { return request_private_data_; }
+    const std::vector<uint8_t> &RequestPrivateData() const {
+        return handshake_.peer_private_data();
+    }
     // Where the socket leads, as it was when attached.
     int PeerAddress(sockaddr_storage *address) const {
         if (peer_address_.ss_family == AF_UNSPEC)
@@ -184,7 +187,6 @@ class Connection final : public EventHandler,
     // Active handshake.
     bool TryNextAddress();
     void FinishTcpConnect();
-    void PushHandshake(wire::Opcode opcode, const void *private_data, size_t length);
 
     // Reads (reader_) and dispatches what it frames while reading is
     // enabled. `drained`: the last read came back short already. Nothing
@@ -266,8 +268,6 @@ class Connection final : public EventHandler,
     // Passive: closed with one INFO line. Active: REJECTED, as rdma_cm
     // reports a port nobody listens on, with an error that names the peer.
     void NotAnRpmaPeer(const char *why);
-    // The partial header read before the handshake could still be one.
-    bool PlausibleHandshake() const;
     void OnPeerGone(int error);
     void FinishDisconnect();
     void FlushReceives();
@@ -300,15 +300,11 @@ class Connection final : public EventHandler,
     ConnectionTimer timer_;
 
     std::string peer_;
-    std::vector<SocketAddress> addresses_;
-    size_t next_address_ = 0;
-    std::vector<uint8_t> connect_private_data_;
-    std::vector<uint8_t> request_private_data_;
     sockaddr_storage peer_address_{};  // AF_UNSPEC until a socket is attached
     PeerLiveness liveness_;
     std::weak_ptr<RequestQueue> requests_;
     bool request_failed_ = false;
-    uint32_t peer_send_queue_depth_ = 1;  // ClampPeerDepth of the handshake's
+    Handshake handshake_;
 
     SignalingQueue<CmEvent> events_;
     bool final_event_sent_ = false;

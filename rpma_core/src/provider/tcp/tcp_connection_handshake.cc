@@ -1,4 +1,5 @@
-// Connection, the handshake and the goodbye: rdma_cm's connect, accept,
+// Connection, the handshake and the goodbye (what is not its state machine
+// is the Handshake role, tcp_handshake.h): rdma_cm's connect, accept,
 // reject and disconnect carried by CONNECT_REQUEST, ACCEPT, REJECT,
 // READY_TO_USE and DISCONNECT, and telling a peer that does not speak rpma
 // from one that does. The states they move through are ConnectionState
@@ -20,18 +21,6 @@
 #include "rpma_core/src/provider/tcp/tcp_request_queue.h"
 
 namespace rpma::provider::tcp {
-namespace {
-
-// A peer's declared send-queue depth, as this side bounds it: no honest
-// peer has a deeper queue than this provider creates (kMaxQueueDepth, its
-// max_qp_wr), and a depth of 0 still lets one READ be answered. Nothing a
-// peer declares is used unchecked.
-uint32_t ClampPeerDepth(uint32_t declared) {
-    return std::clamp<uint32_t>(declared, 1, kMaxQueueDepth);
-}
-
-}  // namespace
-
 int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms) {
     std::lock_guard lock(mu_);
     if (!active_ || state_ != State::kIdle) {
@@ -39,17 +28,13 @@ int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms
                        ConnectionStateName(state_));
         return EINVAL;
     }
-    if (length > wire::kMaxPrivateData || (length > 0 && private_data == nullptr)) {
-        RPMA_LOG_ERROR("cannot connect: private data of %u bytes (at most %zu)", length,
-                       wire::kMaxPrivateData);
-        return EINVAL;
-    }
+    if (const int err = Handshake::CheckPrivateData(private_data, length, "connect"); err != 0)
+        return err;
     if (!has_qp_) {
         RPMA_LOG_ERROR("cannot connect: create the queue pair first");
         return EINVAL;
     }
-    const auto *bytes = static_cast<const uint8_t *>(private_data);
-    connect_private_data_.assign(bytes, bytes + length);
+    handshake_.SetConnectData(private_data, length);
     if (const int err = EnsureTimer(); err != 0)
         return err;
     MoveTo(State::kConnecting);
@@ -66,19 +51,9 @@ int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms
 
 bool Connection::TryNextAddress() {
     DetachSocket();
-    while (next_address_ < addresses_.size()) {
-        const SocketAddress &address = addresses_[next_address_++];
-        peer_ = address.ToString();
-        UniqueFd socket;
-        if (OpenStreamSocket(address.Family(), &socket) != 0)
-            continue;
-        if (connect(socket.Get(), address.Get(), address.length) != 0 && errno != EINPROGRESS) {
-            RPMA_LOG_INFO("connect to %s failed: %s", peer_.c_str(), strerror(errno));
-            continue;
-        }
+    for (UniqueFd socket; (socket = handshake_.ConnectNext(&peer_)).Valid();)
         if (AttachSocket(std::move(socket)) == 0)
             return true;
-    }
     return false;
 }
 
@@ -98,23 +73,7 @@ void Connection::FinishTcpConnect() {
     }
     MoveTo(State::kAwaitingReply);
     timer_.Arm(TimerPurpose::kConnect, deps_.reply_timeout_ms->load());
-    PushHandshake(wire::Opcode::kConnectRequest, connect_private_data_.data(),
-                  connect_private_data_.size());
-}
-
-void Connection::PushHandshake(wire::Opcode opcode, const void *private_data, size_t length) {
-    OutboundMessage message;
-    message.header.opcode = opcode;
-    wire::HandshakePrefix prefix;
-    prefix.send_queue_depth = qp_.sq_size;
-    uint8_t encoded[wire::kHandshakePrefixSize];
-    wire::EncodeHandshakePrefix(prefix, encoded);
-    memcpy(message.inline_payload.data(), encoded, sizeof(encoded));
-    if (length > 0)
-        memcpy(message.inline_payload.data() + sizeof(encoded), private_data, length);
-    message.inline_length = sizeof(encoded) + length;
-    message.header.length = static_cast<uint32_t>(message.inline_length);
-    out_.Push(std::move(message));
+    out_.Push(handshake_.ConnectRequest(qp_.sq_size));
 }
 
 int Connection::Accept(const void *private_data, uint8_t length) {
@@ -123,11 +82,8 @@ int Connection::Accept(const void *private_data, uint8_t length) {
         RPMA_LOG_ERROR("cannot accept an outgoing connection");
         return EINVAL;
     }
-    if (length > wire::kMaxPrivateData || (length > 0 && private_data == nullptr)) {
-        RPMA_LOG_ERROR("cannot accept: private data of %u bytes (at most %zu)", length,
-                       wire::kMaxPrivateData);
-        return EINVAL;
-    }
+    if (const int err = Handshake::CheckPrivateData(private_data, length, "accept"); err != 0)
+        return err;
     if (request_failed_) {
         RPMA_LOG_ERROR("cannot accept the connection from %s: the peer gave up on it",
                        peer_.c_str());
@@ -143,7 +99,7 @@ int Connection::Accept(const void *private_data, uint8_t length) {
         RPMA_LOG_ERROR("cannot accept: create the queue pair first");
         return EINVAL;
     }
-    PushHandshake(wire::Opcode::kAccept, private_data, length);
+    out_.Push(Handshake::Accept(qp_.sq_size, private_data, length));
     MoveTo(State::kAwaitingRtu);
     timer_.Arm(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
     AfterProgress();
@@ -243,22 +199,22 @@ void Connection::Abandon() {
 }
 
 void Connection::OnConnectRequest() {
-    wire::HandshakePrefix prefix;
-    if (!wire::ParseHandshakePrefix(in().small.data(), in().payload_length, &prefix)) {
-        if (!wire::HasMagic(in().small.data(), in().payload_length))
+    switch (handshake_.Take(in())) {
+        case Handshake::Peer::kRpma:
+            break;
+        case Handshake::Peer::kOtherProtocol:
             return ProtocolError("a connection request of another protocol");
-        // rpma of another version: tell it, so that it reports REJECTED.
-        RPMA_LOG_NOTICE_RATELIMITED(
-            "rejecting the connection request from %s: another version of rpma", peer_.c_str());
-        OutboundMessage reject;
-        reject.header.opcode = wire::Opcode::kReject;
-        out_.Push(std::move(reject));
-        BeginClosing();
-        return;
+        case Handshake::Peer::kOtherVersion: {
+            // Tell it, so that it reports REJECTED.
+            RPMA_LOG_NOTICE_RATELIMITED(
+                "rejecting the connection request from %s: another version of rpma", peer_.c_str());
+            OutboundMessage reject;
+            reject.header.opcode = wire::Opcode::kReject;
+            out_.Push(std::move(reject));
+            BeginClosing();
+            return;
+        }
     }
-    peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
-    request_private_data_.assign(in().small.data() + wire::kHandshakePrefixSize,
-                                 in().small.data() + in().payload_length);
     MoveTo(State::kRequestQueued);
     timer_.Disarm(TimerPurpose::kHandshake);
     std::shared_ptr<RequestQueue> requests = requests_.lock();
@@ -273,18 +229,14 @@ void Connection::OnConnectRequest() {
 }
 
 void Connection::OnAccept() {
-    wire::HandshakePrefix prefix;
-    if (!wire::ParseHandshakePrefix(in().small.data(), in().payload_length, &prefix))
+    if (handshake_.Take(in()) != Handshake::Peer::kRpma)
         return ProtocolError("it answered with another protocol or version");
-    peer_send_queue_depth_ = ClampPeerDepth(prefix.send_queue_depth);
     MoveTo(State::kEstablished);
     timer_.Disarm(TimerPurpose::kConnect);
     OutboundMessage ready;
     ready.header.opcode = wire::Opcode::kReadyToUse;
     out_.Push(std::move(ready));
-    Emit(CmEventType::kEstablished,
-         std::vector<uint8_t>(in().small.data() + wire::kHandshakePrefixSize,
-                              in().small.data() + in().payload_length));
+    Emit(CmEventType::kEstablished, handshake_.peer_private_data());
 }
 
 void Connection::OnDisconnectMessage() {
@@ -328,17 +280,6 @@ void Connection::NotAnRpmaPeer(const char *why) {
                                   peer_.c_str(), why);
     }
     CloseNow();
-}
-
-bool Connection::PlausibleHandshake() const {
-    if (state_ == State::kAwaitingRequest)
-        return wire::CouldStartHandshake(in().header_bytes, in().header_received,
-                                         wire::Opcode::kConnectRequest,
-                                         wire::Opcode::kConnectRequest);
-    if (state_ == State::kAwaitingReply)
-        return wire::CouldStartHandshake(in().header_bytes, in().header_received,
-                                         wire::Opcode::kAccept, wire::Opcode::kReject);
-    return true;
 }
 
 // What the connection's timer (ConnectionTimer) ends: a connect or an

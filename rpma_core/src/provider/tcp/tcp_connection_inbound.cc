@@ -34,7 +34,7 @@ void Connection::ReadInbound(bool drained) {
             case InboundReader::Framed::kPartialHeader:
                 // Before the handshake, the first bytes may already show
                 // that the peer is not rpma.
-                if (!IsLive() && !PlausibleHandshake()) [[unlikely]]
+                if (!IsLive() && !Handshake::Plausible(state_, in())) [[unlikely]]
                     return ProtocolError("not an rpma handshake");
                 break;
             case InboundReader::Framed::kMalformed:

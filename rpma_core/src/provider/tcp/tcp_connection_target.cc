@@ -66,7 +66,7 @@ void Connection::OnRequestHeader() {
                 return RejectRequest(IBV_WC_REM_ACCESS_ERR, RemoteCheckString(check));
             // An honest peer cannot have more READs outstanding than its send
             // queue holds; more would let it grow our queue without bound.
-            if (out_.PendingResponses() >= peer_send_queue_depth_)
+            if (out_.PendingResponses() >= handshake_.peer_send_queue_depth())
                 return ProtocolError("more outstanding READs than the peer's send queue depth");
             OutboundMessage response;
             response.header.opcode = wire::Opcode::kReadResponse;
