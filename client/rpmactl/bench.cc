@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "client/rpmactl/cluster_commands.h"
 #include "client/rpmactl/command.h"
 #include "client/rpmactl/daemons.h"
 #include "client/rpmactl/exit_code.h"
@@ -154,7 +155,8 @@ void DeleteWhereCreated(Daemons &daemons, const std::string &name,
     }
 }
 
-int Bench(const Settings &settings, const BenchArgs &args) {
+// `by_name`: settings.servers are a cluster region's replicas (--etcd).
+int Bench(const Settings &settings, const BenchArgs &args, bool by_name = false) {
     std::string error;
     const auto region_size = ParseSizeArgument("--region-size", args.region_size, &error);
     const auto stream =
@@ -182,6 +184,19 @@ int Bench(const Settings &settings, const BenchArgs &args) {
                           "bench needs --sizes, --iterations > 0, a --stream size and a "
                           "--region-size of at least 1 MiB and the largest payload"));
         return kExitUsage;
+    }
+    if (settings.cluster.enabled() && !by_name) {
+        // By name: the region's replicas where etcd's record places them;
+        // the whole set is opened by name (the cluster's one writer), the
+        // smaller counts on scratch regions of their own, as below.
+        auto servers = ClusterRegionServers(settings, args.region);
+        if (!servers.ok()) {
+            PrintError(servers.status());
+            return ExitCodeFor(servers.status());
+        }
+        Settings placed = settings;
+        placed.servers = std::move(*servers);
+        return Bench(placed, args, /*by_name=*/true);
     }
     auto daemons = ConnectDaemons(settings);
     if (!daemons.ok()) {
@@ -228,9 +243,13 @@ int Bench(const Settings &settings, const BenchArgs &args) {
                     created.push_back(address);
         }
         rpma::client::OpenOptions options;
-        options.create_size = *region_size;
+        options.create_size = whole && by_name ? 0 : *region_size;
         {
-            auto region = OpenRegion(settings, name, options, prefix);
+            Settings opener = settings;
+            if (whole && by_name)
+                opener.servers.clear();  // by name, through etcd
+            auto region = OpenRegion(opener, name, options,
+                                     whole && by_name ? std::vector<std::string>() : prefix);
             if (!region.ok())
                 status = region.status();
             else

@@ -543,6 +543,25 @@ int ClusterRegionInfo(const Settings &settings, const std::string &name) {
     return kExitOk;
 }
 
+rpma::client::Result<std::vector<std::string>> ClusterRegionServers(const Settings &settings,
+                                                                    const std::string &name) {
+    auto cluster = OpenCluster(settings);
+    if (!cluster.ok())
+        return cluster.status();
+    auto region = ReadRegion(*cluster, name);
+    if (!region.ok())
+        return region.status();
+    auto live = LiveNodes(*cluster);
+    if (!live.ok())
+        return live.status();
+    std::vector<std::string> servers;
+    for (const auto &m : region->record.replica_set().members()) {
+        auto node = live->find(m.daemon_id());
+        servers.push_back(node != live->end() ? node->second.control_address() : m.address());
+    }
+    return servers;
+}
+
 int ClusterNodeList(const Settings &settings) {
     auto cluster = OpenCluster(settings);
     if (!cluster.ok())

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "client/rpmactl/settings.h"
+#include "rpma/client/status.h"
 
 namespace rpmactl {
 
@@ -19,6 +21,11 @@ int ClusterRegionDelete(const Settings &settings, const std::string &name, bool 
 int ClusterRegionList(const Settings &settings);
 int ClusterRegionInfo(const Settings &settings, const std::string &name);
 int ClusterNodeList(const Settings &settings);
+// The control addresses of NAME's replicas in its record's order (a dead
+// node's last known one), for the commands that ask each replica's daemon
+// (verify, bench); kNotFound when etcd holds no such region.
+rpma::client::Result<std::vector<std::string>> ClusterRegionServers(const Settings &settings,
+                                                                    const std::string &name);
 
 }  // namespace rpmactl
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "client/rpmactl/cluster_commands.h"
 #include "client/rpmactl/command.h"
 #include "client/rpmactl/daemons.h"
 #include "client/rpmactl/differences.h"
@@ -130,6 +131,16 @@ std::optional<uint64_t> CountBytes(Daemons &daemons, rpma::client::Region &regio
 }
 
 int Verify(const Settings &settings, const ReplicaArgs &args) {
+    if (settings.cluster.enabled()) {
+        // By name: the replicas etcd's record places.
+        auto servers = ClusterRegionServers(settings, args.name);
+        if (!servers.ok())
+            return Fail(servers.status());
+        Settings placed = settings;
+        placed.servers = std::move(*servers);
+        placed.cluster = ClusterSettings();  // from here on, those daemons
+        return Verify(placed, args);
+    }
     if (settings.servers.size() < 2)
         return Usage("verify compares replicas: give two or more --server");
     std::string error;

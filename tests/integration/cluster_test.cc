@@ -25,8 +25,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -161,6 +164,48 @@ TEST_F(ClusterTest, RegionCreatePlacesDistinctZonesAndDeleteRemovesItEverywhere)
     EXPECT_FALSE(Region("log").has_value());
     for (const auto &d : daemons_)
         EXPECT_FALSE(Holds(*d, "log")) << d->control();
+}
+
+// rpmactl's data commands take a region by name from etcd: put, get and
+// verify see the replicas the record places, and bench measures them.
+TEST_F(ClusterTest, RpmactlPutsGetsVerifiesAndBenchesARegionByName) {
+    ASSERT_EQ(Rpmactl({"region", "create", "log", "4MiB", "--replicas", "3"}).code, 0);
+    const auto bytes = Pattern(3 << 20, 21);
+    const std::string in = home_ + "/in.bin", out = home_ + "/out.bin";
+    {
+        std::ofstream file(in, std::ios::binary);
+        file.write(reinterpret_cast<const char *>(bytes.data()),
+                   static_cast<std::streamsize>(bytes.size()));
+    }
+    const Outcome put = Rpmactl({"put", in, "log:4096"});
+    ASSERT_EQ(put.code, 0) << put.describe;
+    const Outcome get = Rpmactl({"get", "log:4096", std::to_string(bytes.size()), out});
+    ASSERT_EQ(get.code, 0) << get.describe;
+    std::ifstream file(out, std::ios::binary);
+    const std::vector<char> read((std::istreambuf_iterator<char>(file)),
+                                 std::istreambuf_iterator<char>());
+    ASSERT_EQ(read.size(), bytes.size());
+    EXPECT_EQ(std::memcmp(read.data(), bytes.data(), bytes.size()), 0);
+    const Outcome verify = Rpmactl({"verify", "log"});
+    EXPECT_EQ(verify.code, 0) << verify.describe;
+    // Every replica holds what put wrote.
+    {
+        auto reader = Open("log", [] {
+            rpma::client::OpenOptions o;
+            o.read_only = true;
+            return o;
+        }());
+        ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+        for (const auto &held : ReadEach(**reader, 4096, 64 << 10))
+            EXPECT_EQ(held, std::vector<std::byte>(bytes.begin(), bytes.begin() + (64 << 10)));
+    }
+    const Outcome bench = Rpmactl(
+        {"bench", "--region", "log", "--sizes", "4KiB", "--iterations", "20", "--stream", "1MiB"});
+    EXPECT_EQ(bench.code, 0) << bench.describe;
+    EXPECT_NE(bench.out.find("3 REPLICAS"), std::string::npos) << bench.out;
+    // It wrote through the cluster's writer: the replicas still agree.
+    const Outcome after = Rpmactl({"verify", "log"});
+    EXPECT_EQ(after.code, 0) << after.describe;
 }
 
 TEST_F(ClusterTest, ACreateThatFailsOnOneNodeLeavesNoRecordAndNoFile) {
