@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <future>
 #include <memory>
 #include <span>
 #include <string>
@@ -32,6 +34,8 @@
 
 #include "bench/bench_stats.h"
 #include "bench/child_processes.h"
+#include "bench/depth.h"
+#include "bench/depth_report.h"
 #include "bench/rounds.h"
 #include "bench/workload.h"
 #include "rpma/client/region.h"
@@ -49,6 +53,7 @@ constexpr uint64_t kLibraryRegionSize = 4 << 20;
 struct Options : rpma_bench::DaemonBenchOptions {
     int latency_iterations() const { return quick ? 300 : 20000; }
     size_t stream_total() const { return quick ? (32u << 20) : (256u << 20); }
+    int depth_operations() const { return quick ? 300 : 20000; }
 };
 
 struct Row {
@@ -125,6 +130,30 @@ class LibraryClient : public Client {
             }
         }
         return rpma_bench::NowNs() - start;
+    }
+
+    // The library has no completion-driven submission yet: each
+    // WritePersistAsync queues the synchronous call on the Region's worker
+    // thread, so depth N here is N outstanding futures from this one thread,
+    // completing in submission order. A pipelined library shows its gain
+    // through the same rows.
+    rpma_bench::DepthResult DurableWriteAtDepth(size_t size, int depth, int operations) override {
+        const std::span<const std::byte> bytes(buffer_.data(), size);
+        std::vector<std::future<client::Status>> futures(depth);
+        std::deque<int> outstanding;
+        return rpma_bench::RunAtDepth(
+            depth, operations,
+            [&](int slot) {
+                futures[slot] =
+                    region_->WritePersistAsync(static_cast<uint64_t>(slot) * size, bytes);
+                outstanding.push_back(slot);
+            },
+            [&] {
+                const int slot = outstanding.front();
+                outstanding.pop_front();
+                Check(futures[slot].get(), "WritePersistAsync");
+                return slot;
+            });
     }
 
     std::vector<uint64_t> ReadLatency(size_t, int) override { Die("not measured here"); }
@@ -208,6 +237,35 @@ void WriteCsv(const std::string &path, const std::vector<Row> &rows) {
     fprintf(stderr, "wrote %s\n", path.c_str());
 }
 
+constexpr const char *kOne = "library, 1 replica";
+constexpr const char *kThree = "library, 3 replicas";
+constexpr const char *kBare = "bare rpma_core";
+constexpr const char *kTcp = "raw TCP";
+
+// The floors at depth (#25), printed with PASS or BELOW.
+void PrintDepthFloors(const rpma_bench::DepthReport &d) {
+    auto iops = [&](const char *series, int depth) { return d.At(series, depth).iops; };
+    rpma_bench::PrintFloors(
+        "floors at depth (IOPS ratios; printed, never failing the run)",
+        {{"1 replica depth 16 / bare rpma_core depth 16", iops(kOne, 16) / iops(kBare, 16), 0.8,
+          true},
+         {"1 replica depth 16 / 1 replica depth 1", iops(kOne, 16) / iops(kOne, 1), 1.5, true},
+         {"3 replicas depth 16 / 3 replicas depth 1", iops(kThree, 16) / iops(kThree, 1), 1.5,
+          true}});
+    printf("  %-62s %6.2f  (no floor: the tcp provider's own pipelining)\n",
+           "bare rpma_core depth 16 / raw TCP depth 16", iops(kBare, 16) / iops(kTcp, 16));
+    printf("  %-62s %6.2f  (no floor: CPU-bound on loopback)\n",
+           "3 replicas / 1 replica IOPS at depth 16", iops(kThree, 16) / iops(kOne, 16));
+}
+
+// --csv FILE: the latency and stream rows in FILE, the depth curves beside
+// it (FILE without .csv, then -depth.csv).
+std::string DepthCsvPath(const std::string &csv) {
+    const std::string stem =
+        csv.size() > 4 && csv.ends_with(".csv") ? csv.substr(0, csv.size() - 4) : csv;
+    return stem + "-depth.csv";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -263,12 +321,25 @@ int main(int argc, char **argv) {
         rows.push_back(Bandwidth("stream_staged_vs_tcp", "stream, 1 replica, staged", staged, *tcp,
                                  1 << 20, opt.stream_total(), 0));
     }
+    rpma_bench::DepthReport depth;
+    {
+        LibraryClient one(OpenRegion({controls[0]}, "depth-one"), false);
+        LibraryClient three(OpenRegion(controls, "depth-three"), false);
+        std::unique_ptr<Client> bare = rpma_bench::ConnectRpma("127.0.0.1", bare_port, false);
+        std::unique_ptr<Client> tcp = rpma_bench::ConnectRawTcp(tcp_port);
+        depth.Measure({{kOne, &one}, {kThree, &three}, {kBare, bare.get()}, {kTcp, tcp.get()}},
+                      {1, 4, 16, 64}, 4096, opt.depth_operations());
+    }
     children.CleanUp();
 
     const bool met = PrintTable(rows);
     if (!opt.csv_path.empty())
         WriteCsv(opt.csv_path, rows);
     printf("%s\n", met ? "all floors met" : "SOME FLOORS NOT MET");
+    depth.PrintTable("4 KiB write + persist at depth (operations outstanding from one thread)");
+    PrintDepthFloors(depth);
+    if (!opt.csv_path.empty())
+        depth.WriteCsv(DepthCsvPath(opt.csv_path));
     // Three replicas run in parallel only with a CPU for the client and one
     // for each rpmad; with fewer (or pinned) their work adds up instead.
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);

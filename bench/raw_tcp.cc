@@ -8,9 +8,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include "bench/bench_stats.h"
+#include "bench/depth.h"
 #include "bench/workload.h"
 
 namespace rpma_bench {
@@ -103,6 +105,29 @@ class RawTcpClient : public Client {
 
     std::vector<uint64_t> ReadLatency(size_t size, int iterations) override {
         return RoundTrips(Mode::kRead, size, iterations, size, sizeof(uint64_t));
+    }
+
+    // Pipelined request/response: `depth` payloads sent ahead of their
+    // one-word replies; the server answers in order, so the oldest
+    // outstanding request completes first.
+    DepthResult DurableWriteAtDepth(size_t size, int depth, int operations) override {
+        Request req{Mode::kLatency, static_cast<uint32_t>(size), static_cast<uint64_t>(operations)};
+        SendAll(fd_, &req, sizeof(req));
+        std::deque<int> outstanding;
+        return RunAtDepth(
+            depth, operations,
+            [&](int slot) {
+                SendAll(fd_, buffer_.data(), size);
+                outstanding.push_back(slot);
+            },
+            [&] {
+                uint64_t ack;
+                if (!RecvAll(fd_, &ack, sizeof(ack)))
+                    Die("raw tcp: reply");
+                const int slot = outstanding.front();
+                outstanding.pop_front();
+                return slot;
+            });
     }
 
     uint64_t Stream(size_t chunk, size_t total) override {
