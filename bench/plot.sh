@@ -14,6 +14,7 @@ label() {
   case $1 in
     rpma) echo "rpma" ;;
     tcp) echo "raw TCP" ;;
+    bare_rpma_core) echo "bare rpma_core" ;;
     replicated) echo "all replicas" ;;
     single) echo "1 replica" ;;
     replicas_*) echo "${1#replicas_} replicas" ;;
@@ -23,6 +24,32 @@ label() {
 
 header=$(head -n 1 "$csv")
 IFS=, read -r -a columns <<<"$header"
+if [[ ${columns[0]:-} == workload && ${columns[1]:-} == depth ]]; then
+  data=$(mktemp)
+  trap 'rm -f "$data"' EXIT
+  grep '^write_persist_iops,' "$csv" | cut -d, -f2- | tr , ' ' > "$data"
+  [[ -s $data ]] || { echo "$csv: no write_persist_iops rows to plot" >&2; exit 1; }
+  plots=()
+  for ((c = 3; c <= ${#columns[@]}; c++)); do
+    name=$(label "${columns[c - 1]}")
+    plots+=("\"$data\" using 1:$((c - 1)) with linespoints lw 2 title \"$name\"")
+    echo "series: $name"
+  done
+  gnuplot <<GP
+set terminal pngcairo size 900,560 font ",11"
+set output "$png"
+set title "4 KiB write + persist IOPS against depth (operations outstanding)"
+set xlabel "depth"
+set ylabel "IOPS"
+set logscale x 2
+set logscale y
+set grid
+set key top left
+plot $(IFS=,; echo "${plots[*]}")
+GP
+  echo "wrote $png"
+  exit 0
+fi
 [[ ${columns[0]:-} == workload && ${columns[1]:-} == size ]] ||
   { echo "$csv: not a benchmark CSV (its header is '$header')" >&2; exit 1; }
 data=$(mktemp)
