@@ -14,15 +14,17 @@ for row in "write+persist, 1 replica *4 KiB" "write+persist, 3 replicas *4 KiB" 
 done
 grep -Eq "^all floors met|^SOME FLOORS NOT MET" "$out"
 test "$(wc -l < "$csv")" -eq 5  # header + 4 rows
-for series in "library, 1 replica" "library, 3 replicas" "bare rpma_core" "raw TCP"; do
+for series in "library, 1 replica" "library, 3 replicas" "bare rpma_core" "raw TCP" \
+    "library, 1 replica, proxied" "library, 3 replicas, proxied"; do
     for depth in 1 4 16 64; do
         grep -Eq "^$series +$depth +[0-9]+ " "$out" ||
             { echo "missing depth row: $series at depth $depth" >&2; exit 1; }
     done
 done
 for floor in "1 replica depth 16 / bare rpma_core depth 16" \
-    "1 replica depth 16 / 1 replica depth 1" "3 replicas depth 16 / 3 replicas depth 1"; do
-    grep -Eq "^  $floor +[0-9.]+ +>= [0-9.]+ +(PASS|BELOW)$" "$out" ||
+    "1 replica depth 16 / 1 replica depth 1" "3 replicas depth 16 / 3 replicas depth 1" \
+    "proxied: 3 / 1 replica p50 latency at depth 1" "proxied: 3 / 1 replica IOPS at depth 16"; do
+    grep -Eq "^  $floor +[0-9.]+ +[<>]= [0-9.]+ +(PASS|BELOW)$" "$out" ||
         { echo "missing floor: $floor" >&2; exit 1; }
 done
 grep -q "^  bare rpma_core depth 16 / raw TCP depth 16 " "$out"
