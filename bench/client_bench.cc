@@ -37,6 +37,7 @@
 #include "bench/delay_proxy.h"
 #include "bench/depth.h"
 #include "bench/depth_report.h"
+#include "bench/grpc_baseline.h"
 #include "bench/rounds.h"
 #include "bench/workload.h"
 #include "rpma/client/region.h"
@@ -54,7 +55,7 @@ constexpr uint64_t kLibraryRegionSize = 4 << 20;
 struct Options : rpma_bench::DaemonBenchOptions {
     int latency_iterations() const { return quick ? 300 : 20000; }
     size_t stream_total() const { return quick ? (32u << 20) : (256u << 20); }
-    int depth_operations() const { return quick ? 300 : 20000; }
+    int depth_operations() const { return quick ? 300 : 5000; }
 };
 
 struct Row {
@@ -249,6 +250,8 @@ constexpr const char *kTcp = "raw TCP";
 // Every replica's data plane behind its own delaying proxy.
 constexpr const char *kOneFar = "library, 1 replica, proxied";
 constexpr const char *kThreeFar = "library, 3 replicas, proxied";
+// What a user would write instead: three gRPC servers msyncing a mapped file.
+constexpr const char *kGrpc = "gRPC x 3, msync";
 
 // The floors at depth (#25), printed with PASS or BELOW.
 void PrintDepthFloors(const rpma_bench::DepthReport &d) {
@@ -268,6 +271,13 @@ void PrintDepthFloors(const rpma_bench::DepthReport &d) {
            "bare rpma_core depth 16 / raw TCP depth 16", iops(kBare, 16) / iops(kTcp, 16));
     printf("  %-62s %6.2f  (no floor: CPU-bound on loopback)\n",
            "3 replicas / 1 replica IOPS at depth 16", iops(kThree, 16) / iops(kOne, 16));
+    for (const char *series : {kThree, kOne})
+        for (int depth : {1, 16}) {
+            const std::string what = std::string(series + 9) + " / gRPC x 3 p50 latency at depth " +
+                                     std::to_string(depth);
+            printf("  %-62s %6.2f  (no floor yet; the aim is <= 0.30)\n", what.c_str(),
+                   d.At(series, depth).p50_us / d.At(kGrpc, depth).p50_us);
+        }
 }
 
 // --csv FILE: the latency and stream rows in FILE, the depth curves beside
@@ -315,6 +325,14 @@ int main(int argc, char **argv) {
             rpma_bench::RunRpmaServer("127.0.0.1", bare_port, fd, dir + "/bare.region");
         },
         "the bare rpma server");
+    std::vector<uint16_t> grpc_ports;
+    for (int i = 0; i < 3; ++i) {
+        const uint16_t port = rpma_bench::FreePort();
+        const std::string file = dir + "/grpc" + std::to_string(i) + ".region";
+        children.StartServer([&](int fd) { rpma_bench::RunGrpcWriteServer(port, file, fd); },
+                             "a gRPC write server");
+        grpc_ports.push_back(port);
+    }
     std::vector<std::string> controls, proxied;
     for (int i = 0; i < 3; ++i) {
         const std::string control = "127.0.0.1:" + std::to_string(rpma_bench::FreePort());
@@ -364,12 +382,14 @@ int main(int argc, char **argv) {
         std::unique_ptr<Client> tcp = rpma_bench::ConnectRawTcp(tcp_port);
         LibraryClient one_far(OpenRegion({controls[0]}, "depth-one-far", {proxied[0]}), false);
         LibraryClient three_far(OpenRegion(controls, "depth-three-far", proxied), false);
+        std::unique_ptr<Client> grpc = rpma_bench::ConnectGrpcWriters(grpc_ports);
         depth.Measure({{kOne, &one},
                        {kThree, &three},
                        {kBare, bare.get()},
                        {kTcp, tcp.get()},
                        {kOneFar, &one_far},
-                       {kThreeFar, &three_far}},
+                       {kThreeFar, &three_far},
+                       {kGrpc, grpc.get()}},
                       {1, 4, 16, 64}, 4096, opt.depth_operations());
     }
     children.CleanUp();

@@ -15,7 +15,7 @@ done
 grep -Eq "^all floors met|^SOME FLOORS NOT MET" "$out"
 test "$(wc -l < "$csv")" -eq 5  # header + 4 rows
 for series in "library, 1 replica" "library, 3 replicas" "bare rpma_core" "raw TCP" \
-    "library, 1 replica, proxied" "library, 3 replicas, proxied"; do
+    "library, 1 replica, proxied" "library, 3 replicas, proxied" "gRPC x 3, msync"; do
     for depth in 1 4 16 64; do
         grep -Eq "^$series +$depth +[0-9]+ " "$out" ||
             { echo "missing depth row: $series at depth $depth" >&2; exit 1; }
@@ -28,6 +28,11 @@ for floor in "1 replica depth 16 / bare rpma_core depth 16" \
         { echo "missing floor: $floor" >&2; exit 1; }
 done
 grep -q "^  bare rpma_core depth 16 / raw TCP depth 16 " "$out"
+for replicas in "3 replicas" "1 replica"; do
+    for depth in 1 16; do
+        grep -q "^  $replicas / gRPC x 3 p50 latency at depth $depth " "$out"
+    done
+done
 depth_csv="$TEST_TMPDIR/client_bench-depth.csv"
 test "$(wc -l < "$depth_csv")" -eq 5  # header + depths 1, 4, 16, 64
 "$root/bench/plot.sh" "$depth_csv" "$TEST_TMPDIR/depth.png"
