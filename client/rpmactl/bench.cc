@@ -1,7 +1,7 @@
 // bench: replicated write + persist latency (median, p99) and IOPS per
-// payload size at --depth operations outstanding, and streaming bandwidth, with 1, 2, ... up to every --server (the first
-// ones), in one run, against a live region. The CSV has rpma_bench's
-// columns, so bench/plot.sh draws it: the first pair of columns is the whole
+// payload size at --depth operations outstanding, and streaming bandwidth,
+// with 1, 2, ... up to every --server (the first ones), in one run, against a live region. The CSV
+// has rpma_bench's columns, so bench/plot.sh draws it: the first pair of columns is the whole
 // replica set, the second one replica; the counts between follow the ratio.
 #include <algorithm>
 #include <chrono>
