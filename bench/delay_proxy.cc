@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "bench/loopback.h"
+
 namespace rpma_bench {
 namespace {
 
@@ -29,14 +31,6 @@ uint64_t MonotonicNs() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-sockaddr_in Loopback(uint16_t port) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return addr;
 }
 
 void Configure(int fd) {
@@ -107,12 +101,8 @@ void RunDelayProxy(uint16_t listen_port, uint16_t upstream_port, int round_trip_
     // The default timer slack (50 us) would add to every wake-up.
     prctl(PR_SET_TIMERSLACK, 1UL);
     const uint64_t one_way_ns = static_cast<uint64_t>(round_trip_us) * 1000 / 2;
-    const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in addr = Loopback(listen_port);
-    if (bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-        listen(listener, 16) != 0)
+    const int listener = ListenOnLoopback(listen_port, 16);
+    if (listener < 0)
         Fail("delay proxy: listen");
     dprintf(ready_fd, "ready\n");
 

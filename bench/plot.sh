@@ -22,6 +22,22 @@ label() {
   esac
 }
 
+# Draws the plots=() series into $png: title, x label, y label, scales.
+draw() {
+  gnuplot <<GP
+set terminal pngcairo size 900,560 font ",11"
+set output "$png"
+set title "$1"
+set xlabel "$2"
+set ylabel "$3"
+$4
+set grid
+set key top left
+plot $(IFS=,; echo "${plots[*]}")
+GP
+  echo "wrote $png"
+}
+
 header=$(head -n 1 "$csv")
 IFS=, read -r -a columns <<<"$header"
 if [[ ${columns[0]:-} == workload && ${columns[1]:-} == depth ]]; then
@@ -35,19 +51,8 @@ if [[ ${columns[0]:-} == workload && ${columns[1]:-} == depth ]]; then
     plots+=("\"$data\" using 1:$((c - 1)) with linespoints lw 2 title \"$name\"")
     echo "series: $name"
   done
-  gnuplot <<GP
-set terminal pngcairo size 900,560 font ",11"
-set output "$png"
-set title "4 KiB write + persist IOPS against depth (operations outstanding)"
-set xlabel "depth"
-set ylabel "IOPS"
-set logscale x 2
-set logscale y
-set grid
-set key top left
-plot $(IFS=,; echo "${plots[*]}")
-GP
-  echo "wrote $png"
+  draw "4 KiB write + persist IOPS against depth (operations outstanding)" depth IOPS \
+    "set logscale x 2; set logscale y"
   exit 0
 fi
 [[ ${columns[0]:-} == workload && ${columns[1]:-} == size ]] ||
@@ -71,15 +76,5 @@ for ((c = 3; c + 1 <= ${#columns[@]}; c += 2)); do
   plots+=("\"$data\" using 1:$c with lines dt 2 lc $color title \"$name p99\"")
   echo "series: $name"
 done
-gnuplot <<GP
-set terminal pngcairo size 900,560 font ",11"
-set output "$png"
-set title "write + persistent flush latency (median and p99)"
-set xlabel "payload (bytes)"
-set ylabel "latency (us)"
-set logscale xy
-set grid
-set key top left
-plot $(IFS=,; echo "${plots[*]}")
-GP
-echo "wrote $png"
+draw "write + persistent flush latency (median and p99)" "payload (bytes)" "latency (us)" \
+  "set logscale xy"

@@ -13,6 +13,7 @@
 
 #include "bench/bench_stats.h"
 #include "bench/depth.h"
+#include "bench/loopback.h"
 #include "bench/workload.h"
 
 namespace rpma_bench {
@@ -165,23 +166,11 @@ class RawTcpClient : public Client {
     std::vector<char> buffer_;
 };
 
-sockaddr_in Loopback(uint16_t port) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return addr;
-}
-
 }  // namespace
 
 void RunRawTcpServer(uint16_t port, int ready_fd) {
-    int listener = socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in addr = Loopback(port);
-    if (bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-        listen(listener, 4) != 0)
+    const int listener = ListenOnLoopback(port, 4);
+    if (listener < 0)
         Die("raw tcp: listen");
     dprintf(ready_fd, "ready\n");
     std::vector<char> buffer(kMaxPayload);
