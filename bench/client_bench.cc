@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <future>
 #include <memory>
 #include <span>
 #include <string>
@@ -32,6 +34,10 @@
 
 #include "bench/bench_stats.h"
 #include "bench/child_processes.h"
+#include "bench/delay_proxy.h"
+#include "bench/depth.h"
+#include "bench/depth_report.h"
+#include "bench/grpc_baseline.h"
 #include "bench/rounds.h"
 #include "bench/workload.h"
 #include "rpma/client/region.h"
@@ -49,6 +55,7 @@ constexpr uint64_t kLibraryRegionSize = 4 << 20;
 struct Options : rpma_bench::DaemonBenchOptions {
     int latency_iterations() const { return quick ? 300 : 20000; }
     size_t stream_total() const { return quick ? (32u << 20) : (256u << 20); }
+    int depth_operations() const { return quick ? 300 : 5000; }
 };
 
 struct Row {
@@ -127,6 +134,30 @@ class LibraryClient : public Client {
         return rpma_bench::NowNs() - start;
     }
 
+    // The library has no completion-driven submission yet: each
+    // WritePersistAsync queues the synchronous call on the Region's worker
+    // thread, so depth N here is N outstanding futures from this one thread,
+    // completing in submission order. A pipelined library shows its gain
+    // through the same rows.
+    rpma_bench::DepthResult DurableWriteAtDepth(size_t size, int depth, int operations) override {
+        const std::span<const std::byte> bytes(buffer_.data(), size);
+        std::vector<std::future<client::Status>> futures(depth);
+        std::deque<int> outstanding;
+        return rpma_bench::RunAtDepth(
+            depth, operations,
+            [&](int slot) {
+                futures[slot] =
+                    region_->WritePersistAsync(static_cast<uint64_t>(slot) * size, bytes);
+                outstanding.push_back(slot);
+            },
+            [&] {
+                const int slot = outstanding.front();
+                outstanding.pop_front();
+                Check(futures[slot].get(), "WritePersistAsync");
+                return slot;
+            });
+    }
+
     std::vector<uint64_t> ReadLatency(size_t, int) override { Die("not measured here"); }
     std::vector<uint64_t> PingPong(size_t, int) override { Die("not measured here"); }
 
@@ -139,10 +170,14 @@ class LibraryClient : public Client {
     std::span<std::byte> buffer_;
 };
 
+// `data_addresses`: where to reach each replica's data plane instead of
+// where its daemon listens (the delaying proxies); empty: the daemon's own.
 std::unique_ptr<client::Region> OpenRegion(const std::vector<std::string> &addresses,
-                                           const std::string &name) {
+                                           const std::string &name,
+                                           const std::vector<std::string> &data_addresses = {}) {
     client::ReplicaSet set;
     set.addresses = addresses;
+    set.data_addresses = data_addresses;
     client::OpenOptions options;
     options.create_size = kLibraryRegionSize;
     auto region = client::Region::Open(set, name, options);
@@ -208,9 +243,71 @@ void WriteCsv(const std::string &path, const std::vector<Row> &rows) {
     fprintf(stderr, "wrote %s\n", path.c_str());
 }
 
+constexpr const char *kOne = "library, 1 replica";
+constexpr const char *kThree = "library, 3 replicas";
+constexpr const char *kBare = "bare rpma_core";
+constexpr const char *kTcp = "raw TCP";
+// Every replica's data plane behind its own delaying proxy.
+constexpr const char *kOneFar = "library, 1 replica, proxied";
+constexpr const char *kThreeFar = "library, 3 replicas, proxied";
+// What a user would write instead: three gRPC servers msyncing a mapped file.
+constexpr const char *kGrpc = "gRPC x 3, msync";
+
+// The floors at depth (#25), printed with PASS or BELOW.
+void PrintDepthFloors(const rpma_bench::DepthReport &d) {
+    auto iops = [&](const char *series, int depth) { return d.At(series, depth).iops; };
+    rpma_bench::PrintFloors(
+        "floors at depth (ratios; printed, never failing the run)",
+        {{"1 replica depth 16 / bare rpma_core depth 16", iops(kOne, 16) / iops(kBare, 16), 0.8,
+          true},
+         {"1 replica depth 16 / 1 replica depth 1", iops(kOne, 16) / iops(kOne, 1), 1.5, true},
+         {"3 replicas depth 16 / 3 replicas depth 1", iops(kThree, 16) / iops(kThree, 1), 1.5,
+          true},
+         {"proxied: 3 / 1 replica p50 latency at depth 1",
+          d.At(kThreeFar, 1).p50_us / d.At(kOneFar, 1).p50_us, 1.1, false},
+         {"proxied: 3 / 1 replica IOPS at depth 16", iops(kThreeFar, 16) / iops(kOneFar, 16), 0.9,
+          true}});
+    printf("  %-62s %6.2f  (no floor: the tcp provider's own pipelining)\n",
+           "bare rpma_core depth 16 / raw TCP depth 16", iops(kBare, 16) / iops(kTcp, 16));
+    printf("  %-62s %6.2f  (no floor: CPU-bound on loopback)\n",
+           "3 replicas / 1 replica IOPS at depth 16", iops(kThree, 16) / iops(kOne, 16));
+    for (const char *series : {kThree, kOne})
+        for (int depth : {1, 16}) {
+            const std::string what = std::string(series + 9) + " / gRPC x 3 p50 latency at depth " +
+                                     std::to_string(depth);
+            printf("  %-62s %6.2f  (no floor yet; the aim is <= 0.30)\n", what.c_str(),
+                   d.At(series, depth).p50_us / d.At(kGrpc, depth).p50_us);
+        }
+}
+
+// --csv FILE: the latency and stream rows in FILE, the depth curves beside
+// it (FILE without .csv, then -depth.csv).
+std::string DepthCsvPath(const std::string &csv) {
+    const std::string stem =
+        csv.size() > 4 && csv.ends_with(".csv") ? csv.substr(0, csv.size() - 4) : csv;
+    return stem + "-depth.csv";
+}
+
+// --delay-us US (client_bench's own flag): the delaying proxies' round trip.
+int TakeDelayFlag(int &argc, char **argv) {
+    int delay_us = 200;
+    for (int i = 1; i + 1 < argc; ++i)
+        if (strcmp(argv[i], "--delay-us") == 0) {
+            delay_us = atoi(argv[i + 1]);
+            if (delay_us < 0)
+                Die("--delay-us: a round trip in microseconds, 0 or more");
+            for (int j = i; j + 2 <= argc; ++j)
+                argv[j] = argv[j + 2];
+            argc -= 2;
+            break;
+        }
+    return delay_us;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
+    const int delay_us = TakeDelayFlag(argc, argv);
     const Options opt{
         rpma_bench::ParseDaemonBenchOptions(argc, argv, "the daemon to replicate to")};
     const std::string rpmad =
@@ -228,10 +325,24 @@ int main(int argc, char **argv) {
             rpma_bench::RunRpmaServer("127.0.0.1", bare_port, fd, dir + "/bare.region");
         },
         "the bare rpma server");
-    std::vector<std::string> controls;
+    std::vector<uint16_t> grpc_ports;
+    for (int i = 0; i < 3; ++i) {
+        const uint16_t port = rpma_bench::FreePort();
+        const std::string file = dir + "/grpc" + std::to_string(i) + ".region";
+        children.StartServer([&](int fd) { rpma_bench::RunGrpcWriteServer(port, file, fd); },
+                             "a gRPC write server");
+        grpc_ports.push_back(port);
+    }
+    std::vector<std::string> controls, proxied;
     for (int i = 0; i < 3; ++i) {
         const std::string control = "127.0.0.1:" + std::to_string(rpma_bench::FreePort());
-        const std::string data = "127.0.0.1:" + std::to_string(rpma_bench::FreePort());
+        const uint16_t data_port = rpma_bench::FreePort();
+        const std::string data = "127.0.0.1:" + std::to_string(data_port);
+        const uint16_t proxy_port = rpma_bench::FreePort();
+        children.StartServer(
+            [&](int fd) { rpma_bench::RunDelayProxy(proxy_port, data_port, delay_us, fd); },
+            "the delaying proxy");
+        proxied.push_back("127.0.0.1:" + std::to_string(proxy_port));
         const std::string pool = dir + "/pool" + std::to_string(i);
         children.StartProgram({rpmad, "--pool-dir", pool, "--listen", control, "--data-listen",
                                data, "--provider", "tcp"},
@@ -263,12 +374,38 @@ int main(int argc, char **argv) {
         rows.push_back(Bandwidth("stream_staged_vs_tcp", "stream, 1 replica, staged", staged, *tcp,
                                  1 << 20, opt.stream_total(), 0));
     }
+    rpma_bench::DepthReport depth;
+    {
+        LibraryClient one(OpenRegion({controls[0]}, "depth-one"), false);
+        LibraryClient three(OpenRegion(controls, "depth-three"), false);
+        std::unique_ptr<Client> bare = rpma_bench::ConnectRpma("127.0.0.1", bare_port, false);
+        std::unique_ptr<Client> tcp = rpma_bench::ConnectRawTcp(tcp_port);
+        LibraryClient one_far(OpenRegion({controls[0]}, "depth-one-far", {proxied[0]}), false);
+        LibraryClient three_far(OpenRegion(controls, "depth-three-far", proxied), false);
+        std::unique_ptr<Client> grpc = rpma_bench::ConnectGrpcWriters(grpc_ports);
+        depth.Measure({{kOne, &one},
+                       {kThree, &three},
+                       {kBare, bare.get()},
+                       {kTcp, tcp.get()},
+                       {kOneFar, &one_far},
+                       {kThreeFar, &three_far},
+                       {kGrpc, grpc.get()}},
+                      {1, 4, 16, 64}, 4096, opt.depth_operations());
+    }
     children.CleanUp();
 
     const bool met = PrintTable(rows);
     if (!opt.csv_path.empty())
         WriteCsv(opt.csv_path, rows);
     printf("%s\n", met ? "all floors met" : "SOME FLOORS NOT MET");
+    printf(
+        "\n(proxied: every replica's data plane behind its own delaying proxy adding a %d us "
+        "round trip; --delay-us US)",
+        delay_us);
+    depth.PrintTable("4 KiB write + persist at depth (operations outstanding from one thread)");
+    PrintDepthFloors(depth);
+    if (!opt.csv_path.empty())
+        depth.WriteCsv(DepthCsvPath(opt.csv_path));
     // Three replicas run in parallel only with a CPU for the client and one
     // for each rpmad; with fewer (or pinned) their work adds up instead.
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);

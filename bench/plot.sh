@@ -14,6 +14,7 @@ label() {
   case $1 in
     rpma) echo "rpma" ;;
     tcp) echo "raw TCP" ;;
+    bare_rpma_core) echo "bare rpma_core" ;;
     replicated) echo "all replicas" ;;
     single) echo "1 replica" ;;
     replicas_*) echo "${1#replicas_} replicas" ;;
@@ -21,8 +22,39 @@ label() {
   esac
 }
 
+# Draws the plots=() series into $png: title, x label, y label, scales.
+draw() {
+  gnuplot <<GP
+set terminal pngcairo size 900,560 font ",11"
+set output "$png"
+set title "$1"
+set xlabel "$2"
+set ylabel "$3"
+$4
+set grid
+set key top left
+plot $(IFS=,; echo "${plots[*]}")
+GP
+  echo "wrote $png"
+}
+
 header=$(head -n 1 "$csv")
 IFS=, read -r -a columns <<<"$header"
+if [[ ${columns[0]:-} == workload && ${columns[1]:-} == depth ]]; then
+  data=$(mktemp)
+  trap 'rm -f "$data"' EXIT
+  grep '^write_persist_iops,' "$csv" | cut -d, -f2- | tr , ' ' > "$data"
+  [[ -s $data ]] || { echo "$csv: no write_persist_iops rows to plot" >&2; exit 1; }
+  plots=()
+  for ((c = 3; c <= ${#columns[@]}; c++)); do
+    name=$(label "${columns[c - 1]}")
+    plots+=("\"$data\" using 1:$((c - 1)) with linespoints lw 2 title \"$name\"")
+    echo "series: $name"
+  done
+  draw "4 KiB write + persist IOPS against depth (operations outstanding)" depth IOPS \
+    "set logscale x 2; set logscale y"
+  exit 0
+fi
 [[ ${columns[0]:-} == workload && ${columns[1]:-} == size ]] ||
   { echo "$csv: not a benchmark CSV (its header is '$header')" >&2; exit 1; }
 data=$(mktemp)
@@ -44,15 +76,5 @@ for ((c = 3; c + 1 <= ${#columns[@]}; c += 2)); do
   plots+=("\"$data\" using 1:$c with lines dt 2 lc $color title \"$name p99\"")
   echo "series: $name"
 done
-gnuplot <<GP
-set terminal pngcairo size 900,560 font ",11"
-set output "$png"
-set title "write + persistent flush latency (median and p99)"
-set xlabel "payload (bytes)"
-set ylabel "latency (us)"
-set logscale xy
-set grid
-set key top left
-plot $(IFS=,; echo "${plots[*]}")
-GP
-echo "wrote $png"
+draw "write + persistent flush latency (median and p99)" "payload (bytes)" "latency (us)" \
+  "set logscale xy"

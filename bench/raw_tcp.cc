@@ -8,9 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include "bench/bench_stats.h"
+#include "bench/depth.h"
+#include "bench/loopback.h"
 #include "bench/workload.h"
 
 namespace rpma_bench {
@@ -105,6 +108,29 @@ class RawTcpClient : public Client {
         return RoundTrips(Mode::kRead, size, iterations, size, sizeof(uint64_t));
     }
 
+    // Pipelined request/response: `depth` payloads sent ahead of their
+    // one-word replies; the server answers in order, so the oldest
+    // outstanding request completes first.
+    DepthResult DurableWriteAtDepth(size_t size, int depth, int operations) override {
+        Request req{Mode::kLatency, static_cast<uint32_t>(size), static_cast<uint64_t>(operations)};
+        SendAll(fd_, &req, sizeof(req));
+        std::deque<int> outstanding;
+        return RunAtDepth(
+            depth, operations,
+            [&](int slot) {
+                SendAll(fd_, buffer_.data(), size);
+                outstanding.push_back(slot);
+            },
+            [&] {
+                uint64_t ack;
+                if (!RecvAll(fd_, &ack, sizeof(ack)))
+                    Die("raw tcp: reply");
+                const int slot = outstanding.front();
+                outstanding.pop_front();
+                return slot;
+            });
+    }
+
     uint64_t Stream(size_t chunk, size_t total) override {
         Request req{Mode::kStream, static_cast<uint32_t>(chunk), total};
         SendAll(fd_, &req, sizeof(req));
@@ -140,23 +166,11 @@ class RawTcpClient : public Client {
     std::vector<char> buffer_;
 };
 
-sockaddr_in Loopback(uint16_t port) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return addr;
-}
-
 }  // namespace
 
 void RunRawTcpServer(uint16_t port, int ready_fd) {
-    int listener = socket(AF_INET, SOCK_STREAM, 0);
-    int one = 1;
-    setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in addr = Loopback(port);
-    if (bind(listener, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-        listen(listener, 4) != 0)
+    const int listener = ListenOnLoopback(port, 4);
+    if (listener < 0)
         Die("raw tcp: listen");
     dprintf(ready_fd, "ready\n");
     std::vector<char> buffer(kMaxPayload);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/bench_stats.h"
+#include "bench/depth.h"
 #include "bench/workload.h"
 #include "librpma.h"
 
@@ -173,6 +174,30 @@ class RpmaClient : public Client {
             samples.push_back(NowNs() - start);
         }
         return samples;
+    }
+
+    // As fio's librpma_apm engine: each operation a write and a signaled
+    // persistent flush of its own slot, `depth` of them posted on the one
+    // connection, completions collected as they arrive (the flush's
+    // op_context names the slot).
+    DepthResult DurableWriteAtDepth(size_t size, int depth, int operations) override {
+        if (static_cast<size_t>(depth) * size > kRegionSize) {
+            fprintf(stderr, "rpma bench: depth %d x %zu bytes exceeds the region\n", depth, size);
+            exit(1);
+        }
+        return RunAtDepth(
+            depth, operations,
+            [&](int slot) {
+                const size_t offset = static_cast<size_t>(slot) * size;
+                Check(rpma_write(conn_, remote_, offset, local_, offset, size,
+                                 RPMA_F_COMPLETION_ON_ERROR, nullptr),
+                      "rpma_write");
+                Check(rpma_flush(conn_, remote_, offset, size, RPMA_FLUSH_TYPE_PERSISTENT,
+                                 RPMA_F_COMPLETION_ALWAYS,
+                                 reinterpret_cast<void *>(static_cast<uintptr_t>(slot))),
+                      "rpma_flush");
+            },
+            [&] { return static_cast<int>(WaitOne(cq_, busy_poll_).wr_id); });
     }
 
     uint64_t Stream(size_t chunk, size_t total) override {

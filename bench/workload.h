@@ -16,6 +16,13 @@ namespace rpma_bench {
 constexpr size_t kMaxPayload = 1 << 20;
 constexpr size_t kRegionSize = 2 << 20;
 
+// Operations kept outstanding (bench/depth.h): one latency sample per
+// operation, and the time from the first post to the last completion.
+struct DepthResult {
+    std::vector<uint64_t> samples;
+    uint64_t elapsed_ns = 0;
+};
+
 class Client {
   public:
     virtual ~Client() = default;
@@ -31,6 +38,9 @@ class Client {
     virtual std::vector<uint64_t> ReadLatency(size_t size, int iterations) = 0;
     // Message round trips of `size` bytes (send/recv both ways).
     virtual std::vector<uint64_t> PingPong(size_t size, int iterations) = 0;
+    // `operations` durable writes of `size` bytes, `depth` of them
+    // outstanding at a time, each to its own slot (offset slot * size).
+    virtual DepthResult DurableWriteAtDepth(size_t size, int depth, int operations) = 0;
 };
 
 // Servers run in a child process until it is killed. They write one line to

@@ -1,14 +1,18 @@
-// bench: replicated write + persist latency (median, p99) per payload size
-// and streaming bandwidth, with 1, 2, ... up to every --server (the first
-// ones), in one run, against a live region. The CSV has rpma_bench's
-// columns, so bench/plot.sh draws it: the first pair of columns is the whole
+// bench: replicated write + persist latency (median, p99) and IOPS per
+// payload size at --depth operations outstanding, and streaming bandwidth,
+// with 1, 2, ... up to every --server (the first ones), in one run, against a live region. The CSV
+// has rpma_bench's columns, so bench/plot.sh draws it: the first pair of columns is the whole
 // replica set, the second one replica; the counts between follow the ratio.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
+#include <functional>
+#include <future>
 #include <memory>
 #include <sstream>
 
+#include "bench/depth.h"
 #include "client/rpmactl/cluster_commands.h"
 #include "client/rpmactl/command.h"
 #include "client/rpmactl/daemons.h"
@@ -35,11 +39,15 @@ struct BenchArgs {
     size_t iterations = 1000;
     std::string stream = "64MiB";
     std::string csv;
+    int depth = 1;
 };
+
+// At most this many operations outstanding (--depth).
+constexpr int kMaxDepth = 1024;
 
 // One replica count's numbers.
 struct Measured {
-    std::vector<double> median_us, p99_us;  // per payload size
+    std::vector<double> median_us, p99_us, iops;  // per payload size
     double stream_mib_per_s = 0;
 };
 
@@ -52,30 +60,68 @@ double Percentile(std::vector<double> samples, double p) {
     return samples[index];
 }
 
+// `operations` write + persists of `size` bytes cycling through the region,
+// `depth` outstanding: at depth 1 the synchronous call, deeper
+// WritePersistAsync futures waited for oldest first (they complete in
+// submission order).
+Status WritePersistAtDepth(rpma::client::Region &region, std::span<const std::byte> bytes,
+                           int depth, size_t operations, const std::function<void()> &each_done,
+                           rpma_bench::DepthResult *result) {
+    const uint64_t slots = region.size() / bytes.size();
+    uint64_t next = 0;
+    Status failure, sync_status;
+    std::vector<std::future<Status>> futures(depth);
+    std::deque<int> outstanding;
+    *result = rpma_bench::RunAtDepth(
+        depth, static_cast<int>(operations),
+        [&](int slot) {
+            const uint64_t offset = (next++ % slots) * bytes.size();
+            if (depth == 1)
+                sync_status = region.WritePersist(offset, bytes);
+            else
+                futures[slot] = region.WritePersistAsync(offset, bytes);
+            outstanding.push_back(slot);
+        },
+        [&] {
+            const int slot = outstanding.front();
+            outstanding.pop_front();
+            Status status = depth == 1 ? sync_status : futures[slot].get();
+            if (!status.ok() && failure.ok())
+                failure = status;
+            each_done();
+            return slot;
+        });
+    return failure;
+}
+
 Status Measure(rpma::client::Region &region, const std::vector<uint64_t> &sizes, size_t iterations,
-               uint64_t stream_bytes, ProgressBar &progress, uint64_t *done, Measured *out) {
+               int depth, uint64_t stream_bytes, ProgressBar &progress, uint64_t *done,
+               Measured *out) {
     using Clock = std::chrono::steady_clock;
     std::vector<std::byte> buffer(std::max<uint64_t>(kStreamChunk, sizes.back()), std::byte{0x5a});
     for (uint64_t size : sizes) {
-        std::vector<double> samples;
-        const uint64_t slots = region.size() / size;
+        const std::span<const std::byte> bytes(buffer.data(), size);
+        rpma_bench::DepthResult result;
         // A tenth more, unrecorded first: connections and caches warm up.
-        const size_t warmup = iterations / 10;
-        for (size_t i = 0; i < warmup + iterations; ++i) {
-            const uint64_t offset = (i % slots) * size;
-            const auto start = Clock::now();
-            Status status = region.WritePersist(offset, std::span(buffer.data(), size));
-            const auto end = Clock::now();
-            if (!status.ok())
-                return status;
-            if (i >= warmup) {
-                samples.push_back(std::chrono::duration<double, std::micro>(end - start).count());
-                *done += size;
-                progress.Update(*done);
-            }
-        }
+        Status status = WritePersistAtDepth(
+            region, bytes, depth, std::max<size_t>(depth, iterations / 10), [] {}, &result);
+        if (status.ok())
+            status = WritePersistAtDepth(
+                region, bytes, depth, iterations,
+                [&] {
+                    *done += size;
+                    progress.Update(*done);
+                },
+                &result);
+        if (!status.ok())
+            return status;
+        std::vector<double> samples;
+        for (uint64_t ns : result.samples)
+            samples.push_back(static_cast<double>(ns) / 1000);
         out->median_us.push_back(Percentile(samples, 0.5));
         out->p99_us.push_back(Percentile(samples, 0.99));
+        out->iops.push_back(static_cast<double>(iterations) * 1e9 /
+                            static_cast<double>(result.elapsed_ns));
     }
     // Chunks cycle through the region; what is written since the last
     // persist is one contiguous range [pending_from, pending_to).
@@ -178,6 +224,11 @@ int Bench(const Settings &settings, const BenchArgs &args, bool by_name = false)
         sizes.push_back(*size);
     }
     std::sort(sizes.begin(), sizes.end());
+    if (args.depth < 1 || args.depth > kMaxDepth) {
+        PrintError(Status(StatusCode::kInvalidArgument,
+                          "--depth: operations outstanding, 1 to " + std::to_string(kMaxDepth)));
+        return kExitUsage;
+    }
     if (sizes.empty() || args.iterations == 0 ||
         *region_size < std::max<uint64_t>(sizes.back(), kStreamChunk)) {
         PrintError(Status(StatusCode::kInvalidArgument,
@@ -253,8 +304,8 @@ int Bench(const Settings &settings, const BenchArgs &args, bool by_name = false)
             if (!region.ok())
                 status = region.status();
             else
-                status = Measure(**region, sizes, args.iterations, *stream, progress, &done,
-                                 &measured[c]);
+                status = Measure(**region, sizes, args.iterations, args.depth, *stream, progress,
+                                 &done, &measured[c]);
         }
         if (!whole)
             DeleteWhereCreated(*daemons, name, created);
@@ -308,7 +359,8 @@ int Bench(const Settings &settings, const BenchArgs &args, bool by_name = false)
                                    {"size", sizes[i]},
                                    {"replicas", counts[c]},
                                    {"median_us", measured[c].median_us[i]},
-                                   {"p99_us", measured[c].p99_us[i]}});
+                                   {"p99_us", measured[c].p99_us[i]},
+                                   {"iops", measured[c].iops[i]}});
             results.push_back({{"workload", "stream_bandwidth"},
                                {"size", kStreamChunk},
                                {"replicas", counts[c]},
@@ -317,6 +369,7 @@ int Bench(const Settings &settings, const BenchArgs &args, bool by_name = false)
         PrintJson(Json{{"region", args.region},
                        {"servers", settings.servers},
                        {"iterations", args.iterations},
+                       {"depth", args.depth},
                        {"stream_bytes", *stream},
                        {"results", results}});
         return kExitOk;
@@ -339,14 +392,22 @@ int Bench(const Settings &settings, const BenchArgs &args, bool by_name = false)
             row.push_back(Micros(all.median_us[i] / one.median_us[i] * 100) + "%");
         table.AddRow(row);
     }
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        std::vector<std::string> row = {"write+persist IOPS", FormatSizeRounded(sizes[i])};
+        for (const Measured &m : measured)
+            row.insert(row.end(), {Micros(m.iops[i]), "-"});
+        if (ratio)
+            row.push_back(Micros(all.iops[i] / one.iops[i] * 100) + "%");
+        table.AddRow(row);
+    }
     std::vector<std::string> stream_row = {"stream (MiB/s)", FormatSizeRounded(kStreamChunk)};
     for (const Measured &m : measured)
         stream_row.insert(stream_row.end(), {Micros(m.stream_mib_per_s), "-"});
     if (ratio)
         stream_row.push_back(Micros(all.stream_mib_per_s / one.stream_mib_per_s * 100) + "%");
     table.AddRow(stream_row);
-    printf("bench %s: %zu iterations per size (medians), %s streamed\n", args.region.c_str(),
-           args.iterations, FormatSizeRounded(*stream).c_str());
+    printf("bench %s: %zu iterations per size (medians), depth %d, %s streamed\n",
+           args.region.c_str(), args.iterations, args.depth, FormatSizeRounded(*stream).c_str());
     table.Print();
     return kExitOk;
 }
@@ -366,6 +427,9 @@ void AddBenchCommand(CLI::App &app, Run *run) {
                       "payload sizes, comma-separated (64,4KiB,64KiB,1MiB)");
     bench->add_option("--iterations", args->iterations, "recorded round trips per size (1000)");
     bench->add_option("--stream", args->stream, "bytes streamed for bandwidth (64MiB)");
+    bench->add_option("--depth", args->depth,
+                      "write + persists kept outstanding per region (1: one at a time; "
+                      "deeper: WritePersistAsync), for latency and IOPS (1)");
     bench->add_option("--csv", args->csv, "also write the results as CSV (bench/plot.sh draws it)");
     bench->callback([run, args] { *run = [args](const Settings &s) { return Bench(s, *args); }; });
 }

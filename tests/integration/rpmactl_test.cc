@@ -781,6 +781,25 @@ TEST_F(RpmactlTest, BenchMeasuresEachReplicaCountAndWritesACsvThatPlotShReads) {
         GetRegion(*daemon, "rpmactl-bench", &status);
         EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
     }
+
+    // --depth keeps that many write + persists outstanding (issue #25) and
+    // reports latency and IOPS at that depth for each replica count.
+    Outcome deep = Run(Concat(Concat(servers, small), {"--depth", "4"}));
+    ASSERT_EQ(deep.code(), 0) << deep.described;
+    EXPECT_NE(deep.out.find("depth 4,"), std::string::npos) << deep.out;
+    EXPECT_NE(deep.out.find("write+persist (us)  4.0 KiB"), std::string::npos) << deep.out;
+    EXPECT_NE(deep.out.find("write+persist IOPS  4.0 KiB"), std::string::npos) << deep.out;
+    Outcome deep_json = Run(Concat(Concat(servers, small), {"--depth", "4", "--json"}));
+    ASSERT_EQ(deep_json.code(), 0) << deep_json.described;
+    EXPECT_EQ(deep_json.json()["depth"].get<int>(), 4) << deep_json.out;
+    for (const Json &result : deep_json.json()["results"]) {
+        if (result["workload"] == "write_persist_latency") {
+            EXPECT_GT(result["iops"].get<double>(), 0) << deep_json.out;
+        }
+    }
+    Outcome zero = Run(Concat(Concat(servers, small), {"--depth", "0"}));
+    EXPECT_EQ(zero.code(), 2) << zero.described;
+    EXPECT_NE(zero.err.find("--depth"), std::string::npos) << zero.err;
 }
 
 }  // namespace
