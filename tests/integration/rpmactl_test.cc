@@ -791,8 +791,10 @@ TEST_F(RpmactlTest, BenchMeasuresEachReplicaCountAndWritesACsvThatPlotShReads) {
     EXPECT_NE(deep.out.find("write+persist IOPS  4.0 KiB"), std::string::npos) << deep.out;
     Outcome deep_json = Run(Concat(Concat(servers, small), {"--depth", "4", "--json"}));
     ASSERT_EQ(deep_json.code(), 0) << deep_json.described;
-    EXPECT_EQ(deep_json.json()["depth"].get<int>(), 4) << deep_json.out;
-    for (const Json &result : deep_json.json()["results"]) {
+    // Kept: a range-for over a member of the temporary json() would outlive it.
+    const Json parsed = deep_json.json();
+    EXPECT_EQ(parsed["depth"].get<int>(), 4) << deep_json.out;
+    for (const Json &result : parsed["results"]) {
         if (result["workload"] == "write_persist_latency") {
             EXPECT_GT(result["iops"].get<double>(), 0) << deep_json.out;
         }
