@@ -288,7 +288,7 @@ int Connection::BindQp(const QueuePairBinding &binding) {
     }
     qp_ = binding;
     has_qp_ = true;
-    sq_.Attach(binding.sq_size, binding.qp_num, binding.send_cq);
+    initiator_.Attach(binding.sq_size, binding.qp_num, binding.send_cq);
     if (binding.send_cq != nullptr)
         binding.send_cq->AddFeeder(shared_from_this());
     if (binding.recv_cq != nullptr && binding.recv_cq != binding.send_cq)
@@ -324,7 +324,7 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
     // A destroyed QP reports nothing more, like a verbs QP, and applies no
     // request of the peer (those that follow are dropped: OnRequestHeader).
     StopApplyingRequests();
-    sq_.Detach();
+    initiator_.Detach();
     if (in().phase == Inbound::Phase::kPayload &&
         in().header.opcode == wire::Opcode::kReadResponse) {
         in().destination.clear();
@@ -365,7 +365,7 @@ void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {
         default:
             break;
     }
-    sq_.FlushAll(first_status);
+    initiator_.queue().FlushAll(first_status);
     FlushReceives();
     Emit(CmEventType::kConnectError);
     if (send_nothing) {
@@ -416,7 +416,7 @@ void Connection::OnPeerGone(int error) {
 }
 
 void Connection::FinishDisconnect() {
-    sq_.FlushAll(IBV_WC_WR_FLUSH_ERR);
+    initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
     FlushReceives();
     Emit(CmEventType::kDisconnected);
     CloseNow();

@@ -22,6 +22,7 @@
 #include "rpma_core/src/provider/tcp/tcp_connection_timer.h"
 #include "rpma_core/src/provider/tcp/tcp_handshake.h"
 #include "rpma_core/src/provider/tcp/tcp_inbound_reader.h"
+#include "rpma_core/src/provider/tcp/tcp_initiator.h"
 #include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
@@ -228,26 +229,10 @@ class Connection final : public EventHandler,
     // Drops in_.receive, keeping a payload in progress going into its buffers.
     void ReleaseReceive();
 
-    // Posting.
+    // Posting (what it sends and when: Initiator).
     int CheckCanPost() const;
     // `length`: the request's, which may span several parts (tcp_parts.h).
     int PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length = 0);
-    // Nothing queued: the message (with a pending ACK) goes out from here,
-    // without a queue entry: one send when small (copied into one buffer),
-    // else one sendmsg from registered memory. True when it took the
-    // message (what the socket did not take is queued); false leaves it to
-    // the caller.
-    bool SendAtOnce(OutboundMessage &message);
-    // Queues a posted request's message, its segments owned (MemorySegment).
-    void Enqueue(OutboundMessage &&message);
-    // Queues a posted request of `parts` parts (tcp_parts.h): `whole` with
-    // the last part's sequence, and the request's `length`.
-    void EnqueueParts(const OutboundMessage &whole, uint32_t parts, uint64_t length);
-    // After a post: hands posted_since_read_ to the send CQ when it can
-    // skip the next empty poll's drive altogether (CompletionQueue).
-    void LetPollSkip();
-    // True when the request just queued may wait for the next doorbell.
-    bool WaitForDoorbell();
     // Also breaks the connection once a send completion was lost.
     void FailOnFrontLocalError();
     // A completion did not fit its CQ: the QP enters the error state.
@@ -316,13 +301,10 @@ class Connection final : public EventHandler,
     QueuePairBinding qp_;
     std::unique_ptr<ReceiveQueue> private_rq_;
     ReceiveQueue *rq_ = nullptr;
-    SendQueue sq_;
+    // The send queue and posting; borrows acks_, out_ and lease_.
+    Initiator initiator_{&out_, &acks_, &lease_};
 
     Acknowledgements acks_;
-    // Since the socket was last read, a request was posted while none was
-    // in flight: a non-blocking poll (DriveInbound with try_only) skips one
-    // read, which could only come back empty that soon.
-    bool posted_since_read_ = false;
     InboundReader reader_;
     RegionCache local_regions_;
     RegionCache remote_regions_;

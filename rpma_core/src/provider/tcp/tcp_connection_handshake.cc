@@ -146,7 +146,7 @@ int Connection::Disconnect() {
         case State::kConnecting:
         case State::kAwaitingReply:
         case State::kAwaitingRtu:
-            sq_.FlushAll(IBV_WC_WR_FLUSH_ERR);
+            initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
             FlushReceives();
             Emit(CmEventType::kDisconnected);
             CloseNow();
@@ -183,7 +183,7 @@ void Connection::Abandon() {
         case State::kAwaitingRequest:
         case State::kAwaitingRtu:
         case State::kEstablished:
-            sq_.FlushAll(IBV_WC_WR_FLUSH_ERR);
+            initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
             FlushReceives();
             CloseNow();
             break;

@@ -20,7 +20,7 @@ namespace rpma::provider::tcp {
 void Connection::ReadInbound(bool drained) {
     if (reader_busy_)
         return;  // WaitDirect has the socket; it reads on return
-    posted_since_read_ = false;
+    initiator_.Read();
     InboundReader::Budget budget;
     budget.drained = drained;
     while (ReadingEnabled()) {
@@ -162,10 +162,7 @@ void Connection::OnPayloadComplete() {
         }
         case wire::Opcode::kReadResponse:
             in().destination.clear();
-            if (PendingWr *read = sq_.Front();
-                read != nullptr && ++read->parts_answered < read->parts)
-                return;  // more parts to come (tcp_parts.h)
-            sq_.CompleteFront(IBV_WC_SUCCESS);
+            initiator_.OnReadResponsePayload();
             return FailOnFrontLocalError();
         default:
             return ProtocolError("unexpected payload");

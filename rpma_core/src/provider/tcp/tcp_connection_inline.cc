@@ -101,7 +101,7 @@ bool Connection::DriveInbound(bool try_only) {
     RingDoorbell();
     if (!socket_.Valid() || !ReadingEnabled())
         return false;
-    if (try_only && std::exchange(posted_since_read_, false)) {
+    if (try_only && initiator_.TakeSkip()) {
         // A poll right after a post: the answer is at least a round trip
         // away, so the read would only say EAGAIN. The next poll reads.
         return false;

@@ -38,8 +38,8 @@ void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
                                  in().phase == Inbound::Phase::kPersisting;
     // Waiting for the peer: for answers to our requests, or for it to read
     // what we have queued for it.
-    switch (liveness_.Check(socket_.Get(), !sq_.Empty() || !out_.Empty(), !out_.Empty(),
-                            holding_message, now)) {
+    switch (liveness_.Check(socket_.Get(), !initiator_.queue().Empty() || !out_.Empty(),
+                            !out_.Empty(), holding_message, now)) {
         case PeerLiveness::Look::kStopped:
             return;
         case PeerLiveness::Look::kAlive:
@@ -47,7 +47,7 @@ void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
         case PeerLiveness::Look::kProbe:
             // An answer owed for anything (an unsignaled request is
             // acknowledged lazily) or a repeated ACK: either shows life.
-            if (!sq_.Empty()) {
+            if (!initiator_.queue().Empty()) {
                 OutboundMessage ask;
                 ask.header.opcode = wire::Opcode::kAckRequest;
                 out_.Push(std::move(ask));
@@ -59,8 +59,8 @@ void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
                 "stopped process or a vanished host?); the oldest request completes with "
                 "IBV_WC_RETRY_EXC_ERR (%s sets the bound)",
                 peer_.c_str(), liveness_.TimeoutMs(),
-                sq_.Empty() ? "our messages waited for it to read them"
-                            : "requests waited for its answer",
+                initiator_.queue().Empty() ? "our messages waited for it to read them"
+                                           : "requests waited for its answer",
                 kRequestTimeoutVariable);
             Fail(IBV_WC_RETRY_EXC_ERR, /*send_nothing=*/true);
             return;

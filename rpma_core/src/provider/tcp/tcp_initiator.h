@@ -1,0 +1,127 @@
+// A connection as initiator: its outstanding work requests (SendQueue),
+// what a post sends and when (at once from the posting thread when nothing
+// is queued ahead of it, held for the doorbell, or queued), which request
+// asks for an ACK (Acknowledgements::AskFor), and what the peer's ACK, NAK
+// and READ_RESPONSE complete.
+//
+// It owns that state and nothing of the connection's: a call returns what
+// happened and the connection acts on it (breaks, flushes, runs its
+// progress); no callbacks, so a post pays one switch. Its neighbours (the
+// outbound queue, the ACK policy, the inline lease) are the connection's,
+// borrowed for its lifetime. Used under the connection's lock. Tests:
+// tcp_initiator_test, tcp_completion_test, tcp_remote_ops_test,
+// tcp_stress_test.
+#ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_INITIATOR_H
+#define RPMA_CORE_SRC_PROVIDER_TCP_TCP_INITIATOR_H
+
+#include <cstdint>
+#include <utility>
+
+#include "rpma_core/src/provider/tcp/tcp_acks.h"
+#include "rpma_core/src/provider/tcp/tcp_containers.h"
+#include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
+#include "rpma_core/src/provider/tcp/tcp_outbound_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_send_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_wire.h"
+
+namespace rpma::provider::tcp {
+
+class CompletionQueue;
+
+class Initiator {
+  public:
+    Initiator(OutboundQueue *out, Acknowledgements *acks, InlineLease *lease)
+        : out_(out), acks_(acks), lease_(lease) {}
+
+    // The queue pair's send side: its depth, number and send CQ.
+    void Attach(uint32_t depth, uint32_t qp_num, CompletionQueue *cq) {
+        sq_.Attach(depth, qp_num, cq);
+        cq_ = cq;
+    }
+    // The QP was destroyed: nothing more is completed into its CQ.
+    void Detach() {
+        sq_.Detach();
+        cq_ = nullptr;
+    }
+    SendQueue &queue() { return sq_; }
+    const SendQueue &queue() const { return sq_; }
+
+    // --- posting ---
+
+    // A request posted while the connection is not established completes
+    // with IBV_WC_WR_FLUSH_ERR after everything posted before it, as on a
+    // QP in the error state: at once, or (`disconnecting`) when the
+    // disconnect flushes the queue, since it is never sent.
+    void PostWhileBroken(PendingWr &&wr, bool disconnecting);
+
+    enum class Posted {
+        kSent,         // went out whole at once: nothing left to do
+        kSentPartly,   // the socket took part; the rest is queued: progress
+        kParts,        // queued in parts (tcp_parts.h): check the front, progress
+        kQueued,       // queued: check the front, progress, LetPollSkip
+        kMayWaitBell,  // as kQueued, unless WaitForDoorbell says it may wait
+    };
+    // Posts a request on an established connection: sequences it, asks for
+    // an ACK as the policy says, and sends it at once to `fd` when nothing
+    // is queued ahead of it (`fd` -1: the socket takes nothing now).
+    // `length`: the request's, which may span several parts.
+    Posted Post(PendingWr &&wr, OutboundMessage &&message, uint64_t length, int fd);
+    // Nothing queued: the message (with a pending ACK) goes out from here,
+    // without a queue entry: one send when small (copied into one buffer),
+    // else one sendmsg from registered memory. kNo leaves it to the caller;
+    // kPartly: what the socket did not take is queued.
+    enum class Sent { kNo, kWhole, kPartly };
+    Sent SendAtOnce(OutboundMessage &message, int fd);
+    // Queues a posted request's message, its segments owned (MemorySegment).
+    void Enqueue(OutboundMessage &&message);
+    // After a post: hands posted_since_read to the send CQ when it can skip
+    // the next empty poll's drive altogether (CompletionQueue).
+    void LetPollSkip();
+    // True when the request just queued may wait for the next doorbell (only
+    // on a `live` connection); the next poll then rings it.
+    bool WaitForDoorbell(bool live);
+
+    // Since the socket was last read, a request was posted while none was in
+    // flight: a non-blocking poll skips one read, which could only come back
+    // empty that soon. The reader clears it (Read) or takes it (TakeSkip).
+    void Read() { posted_since_read_ = false; }
+    bool TakeSkip() { return std::exchange(posted_since_read_, false); }
+
+    // --- the peer's answers ---
+
+    // A cumulative ACK; false when it acknowledges a request never sent or
+    // a READ whose data never came (a protocol error, never an underflow).
+    bool OnAck(uint64_t sequence) { return sq_.Acknowledge(sequence); }
+    // A NAK completes what precedes it; false when its request is not
+    // outstanding. The caller then fails the front with the NAK's status.
+    bool OnNak(uint64_t sequence) { return sq_.CompleteBefore(sequence); }
+    enum class Response {
+        kPayload,     // *destination is where the payload goes
+        kDiscard,     // read and drop it: the QP was destroyed meanwhile
+        kUnexpected,  // protocol error: no such READ outstanding
+        kMismatch,    // protocol error: not what the READ asked for
+    };
+    // A READ_RESPONSE's header (`has_qp`: the QP still exists).
+    Response OnReadResponse(const wire::Header &header, bool has_qp, SegmentList *destination);
+    // Its payload landed: the READ completes once its last part did.
+    void OnReadResponsePayload();
+
+    // The front's local error, or IBV_WC_SUCCESS (SendQueue::FrontLocalError).
+    ibv_wc_status FrontLocalError() const { return sq_.FrontLocalError(); }
+
+  private:
+    // Queues a request of `parts` parts (tcp_parts.h): `whole` with the last
+    // part's sequence, and the request's `length`.
+    void EnqueueParts(const OutboundMessage &whole, uint32_t parts, uint64_t length);
+
+    OutboundQueue *const out_;
+    Acknowledgements *const acks_;
+    InlineLease *const lease_;
+    SendQueue sq_;
+    CompletionQueue *cq_ = nullptr;
+    bool posted_since_read_ = false;
+};
+
+}  // namespace rpma::provider::tcp
+
+#endif  // RPMA_CORE_SRC_PROVIDER_TCP_TCP_INITIATOR_H
