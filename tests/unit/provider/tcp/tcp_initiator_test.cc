@@ -1,0 +1,280 @@
+// Initiator alone, against one end of a socket pair as its peer: requests
+// are sequenced and asked to be acknowledged as the policy says, an ACK
+// completes them in posting order, an ACK or answer for more than was posted
+// is a protocol error (never an underflow of the send queue), a READ's
+// response that comes after its request was flushed, or after the QP went,
+// is refused or dropped safely, and a request posted while the connection is
+// broken completes flushed in order.
+#include "rpma_core/src/provider/tcp/tcp_initiator.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
+#include "rpma_core/src/provider/tcp/tcp_wire.h"
+
+namespace rpma::provider::tcp {
+namespace {
+
+constexpr uint32_t kDepth = 8;
+
+class InitiatorTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        int fds[2];
+        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+        ours_ = UniqueFd(fds[0]);
+        peer_ = UniqueFd(fds[1]);
+        initiator_.Attach(kDepth, /*qp_num=*/7, &cq_);
+    }
+
+    // An 8-byte atomic write: a request with its payload inline.
+    Initiator::Posted PostWrite(uint64_t wr_id, bool signaled, int fd) {
+        PendingWr wr;
+        wr.wr_id = wr_id;
+        wr.opcode = IBV_WC_RDMA_WRITE;
+        wr.signaled = signaled;
+        OutboundMessage message;
+        message.header.opcode = wire::Opcode::kAtomicWrite;
+        message.header.length = wire::kAtomicWriteSize;
+        message.inline_length = wire::kAtomicWriteSize;
+        return initiator_.Post(std::move(wr), std::move(message), 0, fd);
+    }
+    Initiator::Posted PostRead(uint64_t wr_id, uint32_t length) {
+        PendingWr wr;
+        wr.wr_id = wr_id;
+        wr.opcode = IBV_WC_RDMA_READ;
+        wr.signaled = true;
+        wr.is_read = true;
+        wr.byte_len = length;
+        OutboundMessage message;
+        message.header.opcode = wire::Opcode::kReadRequest;
+        message.header.length = length;
+        return initiator_.Post(std::move(wr), std::move(message), length, ours_.Get());
+    }
+
+    // The headers the peer got so far.
+    std::vector<wire::Header> Received() {
+        std::vector<wire::Header> headers;
+        for (;;) {
+            uint8_t bytes[wire::kHeaderSize];
+            const ssize_t n = recv(peer_.Get(), bytes, sizeof(bytes), MSG_DONTWAIT);
+            if (n <= 0)
+                return headers;
+            EXPECT_EQ(n, static_cast<ssize_t>(sizeof(bytes)));
+            wire::Header header;
+            EXPECT_EQ(wire::ParseHeader(bytes, &header), wire::ParseError::kNone);
+            if (header.opcode == wire::Opcode::kAtomicWrite) {
+                uint8_t value[wire::kAtomicWriteSize];
+                EXPECT_EQ(recv(peer_.Get(), value, sizeof(value), MSG_DONTWAIT),
+                          static_cast<ssize_t>(sizeof(value)));
+            }
+            headers.push_back(header);
+        }
+    }
+
+    std::vector<ibv_wc> Completions() {
+        std::vector<ibv_wc> all;
+        ibv_wc wc[16];
+        for (int n; (n = cq_.Poll(16, wc)) > 0;)
+            all.insert(all.end(), wc, wc + n);
+        return all;
+    }
+
+    UniqueFd ours_;
+    UniqueFd peer_;
+    CompletionQueue cq_{64, nullptr};
+    OutboundQueue out_;
+    Acknowledgements acks_;
+    InlineLease lease_;
+    Initiator initiator_{&out_, &acks_, &lease_};
+};
+
+TEST_F(InitiatorTest, SignaledRequestsGoAtOnceAskingForAnAckAndCompleteInOrder) {
+    for (uint64_t id = 1; id <= 3; ++id)
+        EXPECT_EQ(PostWrite(id, /*signaled=*/true, ours_.Get()), Initiator::Posted::kSent);
+    EXPECT_TRUE(out_.Empty());
+    const std::vector<wire::Header> sent = Received();
+    ASSERT_EQ(sent.size(), 3u);
+    for (uint64_t k = 0; k < 3; ++k) {
+        EXPECT_EQ(sent[k].sequence, k + 1);
+        EXPECT_NE(sent[k].flags & wire::kAckRequested, 0);
+    }
+    // A cumulative ACK of 2 completes 1 and 2, in posting order; 3 waits.
+    EXPECT_TRUE(initiator_.OnAck(2));
+    std::vector<ibv_wc> done = Completions();
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_EQ(done[0].wr_id, 1u);
+    EXPECT_EQ(done[1].wr_id, 2u);
+    EXPECT_EQ(done[0].qp_num, 7u);
+    // A repeated (older) ACK completes nothing more and is no error.
+    EXPECT_TRUE(initiator_.OnAck(2));
+    EXPECT_TRUE(Completions().empty());
+    EXPECT_TRUE(initiator_.OnAck(3));
+    done = Completions();
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].wr_id, 3u);
+    EXPECT_EQ(done[0].status, IBV_WC_SUCCESS);
+    EXPECT_TRUE(initiator_.queue().Empty());
+}
+
+TEST_F(InitiatorTest, UnsignaledWritesAskForAnAckOnlyWhenHalfTheQueueWaits) {
+    for (uint64_t id = 1; id < kDepth / 2; ++id)
+        EXPECT_EQ(PostWrite(id, /*signaled=*/false, ours_.Get()), Initiator::Posted::kMayWaitBell)
+            << "an unsignaled write waits for the doorbell or the connection's progress";
+    EXPECT_EQ(out_.Size(), kDepth / 2 - 1);
+    EXPECT_EQ(PostWrite(kDepth / 2, /*signaled=*/false, ours_.Get()), Initiator::Posted::kQueued)
+        << "behind queued messages it never jumps the queue";
+    EXPECT_EQ(Received().size(), 0u);
+    ASSERT_EQ(out_.Flush(ours_.Get()).status, OutboundQueue::FlushStatus::kDrained);
+    const std::vector<wire::Header> sent = Received();
+    ASSERT_EQ(sent.size(), kDepth / 2);
+    for (size_t k = 0; k < sent.size(); ++k) {
+        EXPECT_EQ(sent[k].sequence, k + 1);
+        EXPECT_EQ(sent[k].flags & wire::kAckRequested,
+                  k + 1 == sent.size() ? wire::kAckRequested : 0)
+            << k;
+    }
+    EXPECT_TRUE(initiator_.OnAck(kDepth / 2));
+    EXPECT_TRUE(Completions().empty()) << "unsignaled";
+    EXPECT_TRUE(initiator_.queue().Empty());
+}
+
+TEST_F(InitiatorTest, AnAckForMoreThanWasPostedIsAProtocolErrorNotAnUnderflow) {
+    EXPECT_EQ(PostWrite(1, true, ours_.Get()), Initiator::Posted::kSent);
+    EXPECT_EQ(PostWrite(2, true, ours_.Get()), Initiator::Posted::kSent);
+    EXPECT_FALSE(initiator_.OnAck(3));
+    EXPECT_FALSE(initiator_.OnAck(UINT64_MAX));
+    EXPECT_FALSE(initiator_.OnNak(5));
+    EXPECT_FALSE(initiator_.OnNak(0));
+    EXPECT_TRUE(Completions().empty()) << "a refused answer completes nothing";
+    EXPECT_FALSE(initiator_.queue().Empty());
+    // The queue is intact: the honest ACK still completes both.
+    EXPECT_TRUE(initiator_.OnAck(2));
+    EXPECT_EQ(Completions().size(), 2u);
+    // And on an empty queue, any ACK beyond the last request is refused.
+    EXPECT_FALSE(initiator_.OnAck(3));
+    EXPECT_TRUE(initiator_.OnAck(2));
+}
+
+TEST_F(InitiatorTest, AnAckNeverAnswersARead) {
+    EXPECT_EQ(PostWrite(1, true, ours_.Get()), Initiator::Posted::kSent);
+    EXPECT_EQ(PostRead(2, 64), Initiator::Posted::kSent);
+    const std::vector<wire::Header> sent = Received();
+    ASSERT_EQ(sent.size(), 2u);
+    EXPECT_EQ(sent[1].flags & wire::kAckRequested, 0) << "its response answers a READ";
+    EXPECT_FALSE(initiator_.OnAck(2)) << "an ACK for a READ whose data never came";
+    // The write before it was completed on the way, the READ still waits.
+    ASSERT_EQ(Completions().size(), 1u);
+    wire::Header response;
+    response.opcode = wire::Opcode::kReadResponse;
+    response.sequence = 2;
+    response.length = 64;
+    SegmentList destination;
+    EXPECT_EQ(initiator_.OnReadResponse(response, /*has_qp=*/true, &destination),
+              Initiator::Response::kPayload);
+    initiator_.OnReadResponsePayload();
+    const std::vector<ibv_wc> done = Completions();
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].wr_id, 2u);
+    EXPECT_EQ(done[0].opcode, IBV_WC_RDMA_READ);
+}
+
+TEST_F(InitiatorTest, AReadResponseThatDoesNotMatchItsReadIsRefused) {
+    EXPECT_EQ(PostRead(1, 64), Initiator::Posted::kSent);
+    wire::Header response;
+    response.opcode = wire::Opcode::kReadResponse;
+    response.sequence = 1;
+    response.length = 32;
+    SegmentList destination;
+    EXPECT_EQ(initiator_.OnReadResponse(response, true, &destination),
+              Initiator::Response::kMismatch);
+    response.sequence = 2;
+    response.length = 64;
+    EXPECT_EQ(initiator_.OnReadResponse(response, true, &destination),
+              Initiator::Response::kUnexpected);
+    EXPECT_TRUE(Completions().empty());
+}
+
+TEST_F(InitiatorTest, ALateReadResponseIsDroppedSafely) {
+    EXPECT_EQ(PostRead(1, 64), Initiator::Posted::kSent);
+    // The connection broke: the READ completes flushed...
+    initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
+    std::vector<ibv_wc> done = Completions();
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].status, IBV_WC_WR_FLUSH_ERR);
+    // ...and its response, arriving after, completes nothing twice.
+    wire::Header response;
+    response.opcode = wire::Opcode::kReadResponse;
+    response.sequence = 1;
+    response.length = 64;
+    SegmentList destination;
+    EXPECT_EQ(initiator_.OnReadResponse(response, true, &destination),
+              Initiator::Response::kUnexpected);
+    EXPECT_TRUE(destination.empty()) << "its payload lands nowhere";
+    EXPECT_TRUE(Completions().empty());
+}
+
+TEST_F(InitiatorTest, AReadResponseAfterTheQpWentIsDropped) {
+    EXPECT_EQ(PostRead(1, 64), Initiator::Posted::kSent);
+    initiator_.Detach();
+    wire::Header response;
+    response.opcode = wire::Opcode::kReadResponse;
+    response.sequence = 1;
+    response.length = 64;
+    SegmentList destination;
+    EXPECT_EQ(initiator_.OnReadResponse(response, /*has_qp=*/false, &destination),
+              Initiator::Response::kDiscard);
+    EXPECT_TRUE(destination.empty());
+    EXPECT_TRUE(Completions().empty()) << "a destroyed QP reports nothing more";
+}
+
+TEST_F(InitiatorTest, APostWhileBrokenCompletesFlushedBehindEarlierOnes) {
+    EXPECT_EQ(PostWrite(1, false, -1), Initiator::Posted::kMayWaitBell);
+    PendingWr late;
+    late.wr_id = 2;
+    // Disconnecting: queued behind the first, never sent, flushed by the
+    // disconnect, signaled or not.
+    initiator_.PostWhileBroken(std::move(late), /*disconnecting=*/true);
+    EXPECT_TRUE(Completions().empty());
+    initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
+    std::vector<ibv_wc> done = Completions();
+    ASSERT_EQ(done.size(), 2u) << "a flushed WR is reported, signaled or not, as verbs does";
+    EXPECT_EQ(done[0].wr_id, 1u);
+    EXPECT_EQ(done[1].wr_id, 2u);
+    // Broken: completed at once.
+    PendingWr after;
+    after.wr_id = 3;
+    initiator_.PostWhileBroken(std::move(after), /*disconnecting=*/false);
+    done = Completions();
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].wr_id, 3u);
+    EXPECT_EQ(done[0].status, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(InitiatorTest, APendingAckRidesAlongInFrontOfARequest) {
+    acks_.Applied(/*ack_requested=*/false);  // as target: the peer's request 1
+    EXPECT_EQ(PostWrite(1, true, ours_.Get()), Initiator::Posted::kSent);
+    const std::vector<wire::Header> sent = Received();
+    ASSERT_EQ(sent.size(), 2u);
+    EXPECT_EQ(sent[0].opcode, wire::Opcode::kAck);
+    EXPECT_EQ(sent[0].sequence, 1u);
+    EXPECT_EQ(sent[1].opcode, wire::Opcode::kAtomicWrite);
+    EXPECT_FALSE(acks_.Owed());
+}
+
+TEST_F(InitiatorTest, ASkipAfterAPostIsTakenOnce) {
+    EXPECT_EQ(PostWrite(1, true, -1), Initiator::Posted::kQueued);
+    EXPECT_TRUE(initiator_.TakeSkip()) << "posted with nothing in flight";
+    EXPECT_FALSE(initiator_.TakeSkip());
+    EXPECT_EQ(PostWrite(2, true, -1), Initiator::Posted::kQueued);
+    EXPECT_FALSE(initiator_.TakeSkip()) << "an earlier answer may be in already";
+}
+
+}  // namespace
+}  // namespace rpma::provider::tcp
