@@ -25,18 +25,34 @@ version_flag = rule(
     build_setting = config.string(flag = True),
 )
 
+def _optimized_impl(_ctx):
+    return []
+
+optimized_flag = rule(
+    implementation = _optimized_impl,
+    build_setting = config.bool(flag = True),
+)
+
 # The programs are built optimized, and with the version flag at its default:
 # the binaries do not depend on it, and a build of another version then
 # reuses them instead of rebuilding the whole tree in a new configuration.
-def _opt_impl(_settings, _attr):
+# With --//packaging:optimized=false (what .bazelrc sets for `bazel test`)
+# they are built as the command line says instead: the tests check the
+# packages' contents, and a second, optimized tree of every program would
+# cost CI a third of its build.
+def _opt_impl(settings, _attr):
+    optimized = settings["//packaging:optimized"]
     return {
-        "//command_line_option:compilation_mode": "opt",
+        "//command_line_option:compilation_mode": "opt" if optimized else settings["//command_line_option:compilation_mode"],
         "//packaging:version": DEFAULT_VERSION,
     }
 
 _opt_transition = transition(
     implementation = _opt_impl,
-    inputs = [],
+    inputs = [
+        "//command_line_option:compilation_mode",
+        "//packaging:optimized",
+    ],
     outputs = [
         "//command_line_option:compilation_mode",
         "//packaging:version",
