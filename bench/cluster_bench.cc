@@ -77,9 +77,7 @@ void Check(const client::Status &status, const std::string &what) {
 }
 
 struct Options {
-    // More than about 130 opens in a row on the same three daemons stall
-    // one open for 30 s (the daemons stop answering it); to be found out.
-    int opens = 50;
+    int opens = 200;
     int ops = 20000;
     size_t repair_size = size_t(256) << 20;
     size_t death_size = size_t(64) << 20;
@@ -265,11 +263,7 @@ class Bench {
         uint64_t copy_start = 0;  // when the record first said REPAIRING
         if (!Eventually(
                 [&] {
-                    if (NowNs() - last_report > 1000000000ull) {
-                        last_report = NowNs();
-                        fprintf(stderr, "  %.0f s: %s\n", Seconds(NowNs() - start),
-                                Progress(name).c_str());
-                    }
+                    ReportEverySecond(name, start, &last_report);
                     if (copy_start == 0 && Record(name).replica_set().members(2).state() ==
                                                v1::ReplicaSetMember::STATE_REPAIRING)
                         copy_start = NowNs();
@@ -315,11 +309,7 @@ class Bench {
         uint64_t last_report = start;
         if (!Eventually(
                 [&] {
-                    if (NowNs() - last_report > 1000000000ull) {
-                        last_report = NowNs();
-                        fprintf(stderr, "  %.0f s: %s\n", Seconds(NowNs() - start),
-                                Progress(name).c_str());
-                    }
+                    ReportEverySecond(name, start, &last_report);
                     const auto record = Record(name);
                     for (const auto &m : record.replica_set().members())
                         if (m.daemon_id() == dead)
@@ -387,6 +377,15 @@ class Bench {
         for (const auto &m : record.replica_set().members())
             out += (out.empty() ? "" : ", ") + v1::ReplicaSetMember::State_Name(m.state());
         return out;
+    }
+
+    // A progress line with the members' states at most once a second while
+    // a wait started at `start` goes on; *last_report is when the last one was.
+    void ReportEverySecond(const std::string &name, uint64_t start, uint64_t *last_report) {
+        if (NowNs() - *last_report <= 1000000000ull)
+            return;
+        *last_report = NowNs();
+        fprintf(stderr, "  %.0f s: %s\n", Seconds(NowNs() - start), Progress(name).c_str());
     }
 
     std::string NodeId(testing::Rpmad &rpmad) {

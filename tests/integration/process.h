@@ -1,5 +1,6 @@
 // A child process for integration tests: spawned with argv and extra environment, its stdout
-// read line by line with a timeout, its stdout and stderr kept for failure messages, waited
+// read line by line with a timeout, its stdout and stderr kept for failure messages (stderr
+// in a memory file, so that a child's log never fills a pipe that nobody reads), waited
 // for with a timeout, killed with SIGKILL. Nothing here sleeps: every wait is a poll on the
 // child's pipes and its pidfd, bounded by the caller's timeout.
 #ifndef TESTS_INTEGRATION_PROCESS_H
@@ -54,7 +55,7 @@ class Process {
     // Everything the process wrote so far (after Wait: everything), for assertions and
     // failure messages.
     const std::string &Stdout() const { return stdout_; }
-    const std::string &Stderr() const { return stderr_; }
+    const std::string &Stderr() const;
     // argv, exit status and both outputs, for failure messages.
     std::string Describe() const;
 
@@ -68,11 +69,11 @@ class Process {
     pid_t pid_;
     int pidfd_;
     int out_fd_;
-    int err_fd_;
+    int err_fd_;  // the memory file of the child's stderr
     std::string command_;
     std::string stdout_;
-    std::string stderr_;
-    size_t line_start_ = 0;  // stdout before this offset has been returned by ReadLine
+    mutable std::string stderr_;  // what Stderr() read of err_fd_ so far
+    size_t line_start_ = 0;       // stdout before this offset has been returned by ReadLine
     std::optional<ExitStatus> status_;
 };
 
