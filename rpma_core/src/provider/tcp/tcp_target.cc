@@ -32,9 +32,10 @@ void Target::Attach(const QueuePairBinding &qp, ProgressEngine &engine) {
 
 Target::Verdict Target::Detach() {
     // A destroyed QP reports nothing more, like a verbs QP, and applies no
-    // request of the peer (those that follow are dropped: OnRequest).
-    const Verdict verdict = StopApplying();
+    // request of the peer (those that follow are dropped: OnRequest) until
+    // a QP is bound again (a request moved to another peer).
     attached_ = false;
+    const Verdict verdict = DropInProgress();
     in_->has_receive = false;
     ReleaseReceive();
     rq_ = nullptr;
@@ -186,6 +187,10 @@ Target::Verdict Target::Drop() {
 
 Target::Verdict Target::StopApplying() {
     stopped_ = true;
+    return DropInProgress();
+}
+
+Target::Verdict Target::DropInProgress() {
     if (in_->phase == Phase::kWaitingForReceive) {
         // Its receive stays unused (the disconnect flushes it).
         in_->phase = Phase::kHeader;

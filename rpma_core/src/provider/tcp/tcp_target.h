@@ -67,7 +67,8 @@ class Target {
     // The queue pair's receive side: its shared receive queue, or a private
     // one made here (`engine` wakes its waiters).
     void Attach(const QueuePairBinding &qp, ProgressEngine &engine);
-    // The QP was destroyed: applies nothing more, completes nothing more.
+    // The QP was destroyed: completes nothing more, and applies nothing
+    // until a QP is attached again.
     Verdict Detach();
     // A private receive queue's post (`cache`: the connection's local one).
     int PostReceive(const ibv_recv_wr &wr, RegionCache *cache) { return rq_->Post(wr, cache); }
@@ -107,6 +108,8 @@ class Target {
     }
     // Neither applied nor answered: its payload is read and dropped.
     Verdict Drop();
+    // The request being applied, if any, is dropped (StopApplying).
+    Verdict DropInProgress();
     bool Applying() const { return attached_ && !stopped_; }
     // A receive for the SEND or WRITE_WITH_IMM in in_: true when it has one.
     bool AcquireReceive();
@@ -129,6 +132,7 @@ class Target {
     const bool persist_workers_;
 
     bool attached_ = false;
+    // This side began to disconnect: for good, whatever QP comes.
     bool stopped_ = false;
     uint64_t pd_id_ = 0;
     uint32_t qp_num_ = 0;

@@ -3,7 +3,8 @@
 // dropped and never answered; a SEND without a posted receive waits and
 // completes once one is posted; a persist that fails is refused, never
 // acknowledged; the peer cannot grow the READ responses beyond its send
-// queue's depth; a destroyed QP completes nothing more.
+// queue's depth; a destroyed QP completes nothing more, and one bound
+// again (a request moved to another peer) applies requests again.
 #include "rpma_core/src/provider/tcp/tcp_target.h"
 
 #include <fcntl.h>
@@ -254,6 +255,23 @@ TEST_F(TargetTest, ADestroyedQpCompletesNothingMore) {
     EXPECT_TRUE(Completions().empty());
     EXPECT_EQ(Request(wire::Opcode::kSend, 0, 32).kind, Kind::kReadPayload);
     EXPECT_TRUE(in_.discard) << "a request after the QP went is dropped";
+}
+
+TEST_F(TargetTest, AQpBoundAgainAppliesRequestsAgain) {
+    // A request moved to another peer: its first QP goes, another comes.
+    EXPECT_EQ(target_.Detach().kind, Kind::kDone);
+    EXPECT_EQ(Request(wire::Opcode::kFlush, 0, 64).kind, Kind::kReadPayload);
+    EXPECT_TRUE(in_.discard);
+    next_sequence_ = 1;
+    Attach();
+    EXPECT_EQ(Request(wire::Opcode::kFlush, 0, 64).kind, Kind::kDone);
+    EXPECT_TRUE(acks_.Owed());
+    // A disconnect, though, stops applying for good.
+    EXPECT_EQ(target_.StopApplying().kind, Kind::kDone);
+    EXPECT_EQ(target_.Detach().kind, Kind::kDone);
+    Attach();
+    EXPECT_EQ(Request(wire::Opcode::kFlush, 0, 64).kind, Kind::kReadPayload);
+    EXPECT_TRUE(in_.discard);
 }
 
 TEST_F(TargetTest, ThePeerCannotHaveMoreReadsOutstandingThanItsSendQueueHolds) {
