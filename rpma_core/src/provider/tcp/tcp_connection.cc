@@ -73,7 +73,11 @@ int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
 }
 
 Connection::Connection(const ConnectionDeps &deps, bool active)
-    : deps_(deps), active_(active), state_(active ? State::kIdle : State::kAwaitingRequest) {}
+    : deps_(deps),
+      active_(active),
+      state_(active ? State::kIdle : State::kAwaitingRequest),
+      target_(deps.memory, this, &reader_.message(), &out_, &acks_, &handshake_,
+              deps.persist_workers != nullptr) {}
 
 Connection::~Connection() = default;
 

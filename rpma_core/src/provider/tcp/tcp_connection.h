@@ -289,13 +289,7 @@ class Connection final : public EventHandler,
     Acknowledgements acks_;
     InboundReader reader_;
     // The peer's requests, applied; borrows the message reader_ reads.
-    Target target_{deps_.memory,
-                   this,
-                   &reader_.message(),
-                   &out_,
-                   &acks_,
-                   &handshake_,
-                   deps_.persist_workers != nullptr};
+    Target target_;
     // Local buffers resolved for posts (SEND) and receives.
     RegionCache local_regions_;
     OutboundQueue out_;
