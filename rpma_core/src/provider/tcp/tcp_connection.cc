@@ -73,7 +73,11 @@ int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
 }
 
 Connection::Connection(const ConnectionDeps &deps, bool active)
-    : deps_(deps), active_(active), state_(active ? State::kIdle : State::kAwaitingRequest) {}
+    : deps_(deps),
+      active_(active),
+      state_(active ? State::kIdle : State::kAwaitingRequest),
+      target_(deps.memory, this, &reader_.message(), &out_, &acks_, &handshake_,
+              deps.persist_workers != nullptr) {}
 
 Connection::~Connection() = default;
 
@@ -293,13 +297,7 @@ int Connection::BindQp(const QueuePairBinding &binding) {
         binding.send_cq->AddFeeder(shared_from_this());
     if (binding.recv_cq != nullptr && binding.recv_cq != binding.send_cq)
         binding.recv_cq->AddFeeder(shared_from_this());
-    if (binding.srq != nullptr) {
-        rq_ = binding.srq;
-    } else {
-        private_rq_ = std::make_unique<ReceiveQueue>(*deps_.memory, *deps_.engine, binding.pd_id,
-                                                     binding.rq_size, /*shared=*/false);
-        rq_ = private_rq_.get();
-    }
+    target_.Attach(binding, *deps_.engine);
     return 0;
 }
 
@@ -322,18 +320,14 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
             break;
     }
     // A destroyed QP reports nothing more, like a verbs QP, and applies no
-    // request of the peer (those that follow are dropped: OnRequestHeader).
-    StopApplyingRequests();
+    // request of the peer (those that follow are dropped).
+    const Target::Verdict dropping = target_.Detach();
     initiator_.Detach();
     if (in().phase == Inbound::Phase::kPayload &&
         in().header.opcode == wire::Opcode::kReadResponse) {
         in().destination.clear();
         in().discard = true;
     }
-    in().has_receive = false;
-    ReleaseReceive();
-    rq_ = nullptr;
-    private_rq_.reset();
     has_qp_ = false;
     if (qp_.send_cq != nullptr)
         qp_.send_cq->RemoveFeeder(this);
@@ -343,6 +337,7 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
     qp_.send_cq = nullptr;
     qp_.recv_cq = nullptr;
     qp_.srq = nullptr;
+    Act(dropping);
     AfterProgress();
 }
 
@@ -366,7 +361,7 @@ void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {
             break;
     }
     initiator_.queue().FlushAll(first_status);
-    FlushReceives();
+    target_.FlushReceives();
     Emit(CmEventType::kConnectError);
     if (send_nothing) {
         CloseNow();
@@ -417,22 +412,9 @@ void Connection::OnPeerGone(int error) {
 
 void Connection::FinishDisconnect() {
     initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
-    FlushReceives();
+    target_.FlushReceives();
     Emit(CmEventType::kDisconnected);
     CloseNow();
-}
-
-void Connection::FlushReceives() {
-    CompleteReceive(IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0, false);
-    if (private_rq_ == nullptr)
-        return;
-    for (const PostedReceive &receive : private_rq_->TakeAll()) {
-        ibv_wc wc{};
-        wc.wr_id = receive.wr_id;
-        wc.status = IBV_WC_WR_FLUSH_ERR;
-        wc.opcode = IBV_WC_RECV;
-        SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
-    }
 }
 
 void Connection::BeginClosing() {

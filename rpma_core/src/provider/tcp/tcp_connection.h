@@ -34,6 +34,7 @@
 #include "rpma_core/src/provider/tcp/tcp_send_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_signaling_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
+#include "rpma_core/src/provider/tcp/tcp_target.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
 
@@ -201,33 +202,17 @@ class Connection final : public EventHandler,
     void BeginPayload(size_t length);
     void OnHeader();
     void OnPayloadComplete();
-    // A WRITE's payload landed: its bytes go to its region's counters.
-    void CountWritten();
     void OnRequestHeader();
-    // A request that arrived after this side began to disconnect, or after
-    // its QP went: its payload is read and dropped, nothing is answered.
-    void DropRequest();
-    // This side begins to disconnect, or its QP goes: a request being
-    // applied (its payload arriving, or waiting for a receive) is dropped
-    // from here on, so nothing more of the peer lands once that call returns.
-    void StopApplyingRequests();
-    bool AcquireReceive();
-    // A persistent FLUSH of `segment`: at once, or on a persist worker.
-    void PersistForFlush(MemorySegment &&segment);
-    // The worker's answer, on the worker thread.
+    // What the Target said (tcp_target.h), done.
+    void Act(Target::Verdict verdict);
+    // The worker's answer to a persist handed to it, on the worker thread.
     void OnPersisted(int error);
-    void OnPersistFailed(int error);
     void OnAck(uint64_t sequence);
     void OnNak(const wire::Header &header);
     void OnReadResponseHeader(const wire::Header &header);
     void OnDisconnectMessage();
     void OnConnectRequest();
     void OnAccept();
-    void CompleteRequest();
-    void CompleteReceive(ibv_wc_status status, ibv_wc_opcode opcode, uint32_t byte_len,
-                         bool with_imm);
-    // Drops in_.receive, keeping a payload in progress going into its buffers.
-    void ReleaseReceive();
 
     // Posting (what it sends and when: Initiator).
     int CheckCanPost() const;
@@ -255,7 +240,6 @@ class Connection final : public EventHandler,
     void NotAnRpmaPeer(const char *why);
     void OnPeerGone(int error);
     void FinishDisconnect();
-    void FlushReceives();
     // Stop reading, send what is queued (bounded by a timer), then close.
     void BeginClosing();
     void CloseNow();
@@ -299,15 +283,15 @@ class Connection final : public EventHandler,
 
     bool has_qp_ = false;
     QueuePairBinding qp_;
-    std::unique_ptr<ReceiveQueue> private_rq_;
-    ReceiveQueue *rq_ = nullptr;
     // The send queue and posting; borrows acks_, out_ and lease_.
     Initiator initiator_{&out_, &acks_, &lease_};
 
     Acknowledgements acks_;
     InboundReader reader_;
+    // The peer's requests, applied; borrows the message reader_ reads.
+    Target target_;
+    // Local buffers resolved for posts (SEND) and receives.
     RegionCache local_regions_;
-    RegionCache remote_regions_;
     OutboundQueue out_;
 };
 

@@ -137,7 +137,7 @@ int Connection::Disconnect() {
             out_.Push(std::move(goodbye));
             sent_disconnect_ = true;
             MoveTo(State::kDisconnecting);
-            StopApplyingRequests();
+            Act(target_.StopApplying());
             timer_.Arm(TimerPurpose::kLinger, kDisconnectTimeoutMs);
             break;
         }
@@ -147,7 +147,7 @@ int Connection::Disconnect() {
         case State::kAwaitingReply:
         case State::kAwaitingRtu:
             initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
-            FlushReceives();
+            target_.FlushReceives();
             Emit(CmEventType::kDisconnected);
             CloseNow();
             break;
@@ -184,7 +184,7 @@ void Connection::Abandon() {
         case State::kAwaitingRtu:
         case State::kEstablished:
             initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
-            FlushReceives();
+            target_.FlushReceives();
             CloseNow();
             break;
         case State::kDisconnecting:

@@ -1,7 +1,7 @@
 // Connection, the inbound dispatch: what the InboundReader (tcp_inbound_reader.h)
 // framed goes where it belongs. A header goes to the handshake, to the
 // initiator (answers to our requests: tcp_connection_initiator.cc) or to
-// the target executor (the peer's requests: tcp_connection_target.cc).
+// the target (the peer's requests: tcp_connection_target.cc).
 // Tests: tcp_remote_ops_test, tcp_hostile_peer_test, tcp_hostile_answers_test
 // and the wire fuzzer (tests/fuzz).
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
@@ -117,12 +117,6 @@ void Connection::OnHeader() {
     }
 }
 
-void Connection::CountWritten() {
-    // A WRITE's payload has one destination segment (none when empty).
-    if (!in().destination.empty())
-        in().destination[0].region->CountWritten(in().header.length);
-}
-
 void Connection::OnPayloadComplete() {
     const wire::Header &header = in().header;
     if (std::exchange(in().discard, false)) [[unlikely]] {
@@ -137,29 +131,11 @@ void Connection::OnPayloadComplete() {
         case wire::Opcode::kAccept:
             return OnAccept();
         case wire::Opcode::kWrite:
-            CountWritten();
-            return CompleteRequest();
         case wire::Opcode::kWriteWithImm:
-            CountWritten();
-            CompleteReceive(IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM, header.length, true);
-            return CompleteRequest();
         case wire::Opcode::kSend:
-            CompleteReceive(IBV_WC_SUCCESS, IBV_WC_RECV, header.length, false);
-            return CompleteRequest();
         case wire::Opcode::kSendWithImm:
-            CompleteReceive(IBV_WC_SUCCESS, IBV_WC_RECV, header.length, true);
-            return CompleteRequest();
-        case wire::Opcode::kAtomicWrite: {
-            uint64_t value;
-            memcpy(&value, in().small.data(), sizeof(value));
-            if (in().atomic_target.region->Revoked())
-                return RejectRequest(IBV_WC_REM_ACCESS_ERR, "the memory region was deregistered");
-            std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t *>(in().atomic_target.addr))
-                .store(value);
-            in().atomic_target.region->CountWritten(sizeof(value));
-            in().atomic_target = {};
-            return CompleteRequest();
-        }
+        case wire::Opcode::kAtomicWrite:
+            return Act(target_.OnRequestPayload());
         case wire::Opcode::kReadResponse:
             in().destination.clear();
             initiator_.OnReadResponsePayload();

@@ -187,7 +187,7 @@ int Connection::PostRecv(const ibv_recv_wr &wr) {
         SendQueue::Complete(qp_.recv_cq, qp_.qp_num, wc);
         return 0;
     }
-    return rq_->Post(wr, &local_regions_);  // a private receive queue
+    return target_.PostReceive(wr, &local_regions_);  // a private receive queue
 }
 
 }  // namespace rpma::provider::tcp
