@@ -17,6 +17,7 @@
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
+#include "tests/unit/provider/tcp/tcp_test_support.h"
 
 namespace rpma::provider::tcp {
 namespace {
@@ -78,13 +79,7 @@ class InitiatorTest : public ::testing::Test {
         }
     }
 
-    std::vector<ibv_wc> Completions() {
-        std::vector<ibv_wc> all;
-        ibv_wc wc[16];
-        for (int n; (n = cq_.Poll(16, wc)) > 0;)
-            all.insert(all.end(), wc, wc + n);
-        return all;
-    }
+    std::vector<ibv_wc> Completions() { return tcp::testing::DrainCompletions(cq_); }
 
     UniqueFd ours_;
     UniqueFd peer_;

@@ -127,33 +127,19 @@ class HoldMsync {
 // dirty, registered in `pd`: a persistent flush of it is an msync.
 class FileRegion {
   public:
-    FileRegion(provider::ProtectionDomain &pd, size_t size) : size_(size) {
-        const char *dir = getenv("TEST_TMPDIR");
-        std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/regionXXXXXX";
-        const int fd = mkstemp(path.data());
-        EXPECT_GE(fd, 0) << strerror(errno);
-        unlink(path.c_str());
-        EXPECT_EQ(ftruncate(fd, static_cast<off_t>(size)), 0);
-        void *mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
-        EXPECT_NE(mapped, MAP_FAILED) << strerror(errno);
-        data_ = static_cast<uint8_t *>(mapped);
-        memset(data_, 0x5a, size);
-        EXPECT_EQ(pd.RegisterMemory(data_, size, kRemoteAll, &mr_), 0);
+    FileRegion(provider::ProtectionDomain &pd, size_t size) : file_(size) {
+        EXPECT_EQ(pd.RegisterMemory(file_.data(), size, kRemoteAll, &mr_), 0);
     }
-    ~FileRegion() {
-        mr_.reset();
-        munmap(data_, size_);
+    uint8_t *data() { return file_.data(); }
+    uint64_t addr(size_t offset = 0) const {
+        return reinterpret_cast<uintptr_t>(file_.data()) + offset;
     }
-    uint8_t *data() { return data_; }
-    uint64_t addr(size_t offset = 0) const { return reinterpret_cast<uintptr_t>(data_) + offset; }
     uint32_t rkey() const { return mr_->Rkey(); }
     void Deregister() { mr_.reset(); }
 
   private:
-    uint8_t *data_ = nullptr;
-    size_t size_;
-    std::unique_ptr<provider::MemoryRegion> mr_;
+    SharedFile file_;
+    std::unique_ptr<provider::MemoryRegion> mr_;  // after file_: deregistered before the unmap
 };
 
 constexpr size_t kLargeFlush = size_t{256} << 20;

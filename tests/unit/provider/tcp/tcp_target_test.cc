@@ -28,6 +28,7 @@
 #include "rpma_core/src/provider/tcp/tcp_persist_workers.h"
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
+#include "tests/unit/provider/tcp/tcp_test_support.h"
 
 namespace rpma::provider::tcp {
 namespace {
@@ -109,13 +110,7 @@ class TargetTest : public ::testing::Test {
         wr.num_sge = 1;
         return target_.PostReceive(wr, nullptr);
     }
-    std::vector<ibv_wc> Completions() {
-        std::vector<ibv_wc> all;
-        ibv_wc wc[16];
-        for (int n; (n = cq_.Poll(16, wc)) > 0;)
-            all.insert(all.end(), wc, wc + n);
-        return all;
-    }
+    std::vector<ibv_wc> Completions() { return tcp::testing::DrainCompletions(cq_); }
 
     std::array<uint8_t, 4096> buffer_{};
     MemoryTable memory_;
@@ -293,29 +288,7 @@ TEST_F(TargetTest, AnAtomicWriteToADeregisteredRegionIsRefused) {
     EXPECT_FALSE(acks_.Owed());
 }
 
-// A file mapped shared: a persistent flush of it is an msync.
-class SharedFile {
-  public:
-    explicit SharedFile(size_t size) : size_(size) {
-        const char *dir = getenv("TEST_TMPDIR");
-        std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/targetXXXXXX";
-        const int fd = mkstemp(path.data());
-        EXPECT_GE(fd, 0) << strerror(errno);
-        unlink(path.c_str());
-        EXPECT_EQ(ftruncate(fd, static_cast<off_t>(size)), 0);
-        void *mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
-        EXPECT_NE(mapped, MAP_FAILED) << strerror(errno);
-        data_ = static_cast<uint8_t *>(mapped);
-        memset(data_, 0x5a, size);
-    }
-    ~SharedFile() { munmap(data_, size_); }
-    uint8_t *data() { return data_; }
-
-  private:
-    uint8_t *data_;
-    size_t size_;
-};
+using tcp::testing::SharedFile;
 
 TEST_F(TargetTest, APersistThatFailsIsRefusedNeverAcknowledged) {
     SharedFile file(size_t{256} << 10);

@@ -4,15 +4,19 @@
 #ifndef TESTS_UNIT_PROVIDER_TCP_TCP_TEST_SUPPORT_H
 #define TESTS_UNIT_PROVIDER_TCP_TCP_TEST_SUPPORT_H
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <infiniband/verbs.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -321,6 +325,43 @@ inline void InChild(unsigned alarm_seconds) {
             fprintf(stderr, "%s:%d: %s\n", part.file_name(), part.line_number(), part.message());
     }
     _exit(::testing::Test::HasFailure() ? 1 : 0);
+}
+
+// A file of `size` bytes in the test's directory (unlinked), mapped shared,
+// every page dirty: a persistent flush of it is an msync.
+class SharedFile {
+  public:
+    explicit SharedFile(size_t size) : size_(size) {
+        const char *dir = getenv("TEST_TMPDIR");
+        std::string path = std::string(dir != nullptr ? dir : "/tmp") + "/sharedXXXXXX";
+        const int fd = mkstemp(path.data());
+        EXPECT_GE(fd, 0) << strerror(errno);
+        unlink(path.c_str());
+        EXPECT_EQ(ftruncate(fd, static_cast<off_t>(size)), 0);
+        void *mapped = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        EXPECT_NE(mapped, MAP_FAILED) << strerror(errno);
+        data_ = static_cast<uint8_t *>(mapped);
+        memset(data_, 0x5a, size);
+    }
+    ~SharedFile() { munmap(data_, size_); }
+    SharedFile(const SharedFile &) = delete;
+    SharedFile &operator=(const SharedFile &) = delete;
+    uint8_t *data() const { return data_; }
+
+  private:
+    uint8_t *data_ = nullptr;
+    size_t size_;
+};
+
+// Every completion `cq` holds now.
+template <typename Cq>
+std::vector<ibv_wc> DrainCompletions(Cq &cq) {
+    std::vector<ibv_wc> all;
+    ibv_wc wc[16];
+    for (int n; (n = cq.Poll(16, wc)) > 0;)
+        all.insert(all.end(), wc, wc + n);
+    return all;
 }
 
 }  // namespace rpma::provider::tcp::testing
