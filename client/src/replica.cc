@@ -188,6 +188,7 @@ Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const s
 }
 
 Replica::~Replica() {
+    std::lock_guard lock(cq_mu_);
     if (!conn_)
         return;
     // Wait briefly for CLOSED so that the daemon ends the session now, not
@@ -202,6 +203,8 @@ Replica::~Replica() {
 
 void Replica::Close(Status why) {
     (void)Fail(why.ok() ? Status(StatusCode::kDataPlane, "closed") : std::move(why));
+    // After a wait in another thread (AwaitEvent) on the queue deleted here.
+    std::lock_guard lock(cq_mu_);
     if (!conn_)
         return;
     // Every use of the connection checks failed() first, so none follows.
@@ -370,10 +373,23 @@ bool Replica::Wait(std::chrono::milliseconds timeout, bool *fired) {
     *fired = false;
     if (failed())
         return false;
+    return TakeEvent(AwaitEvent(timeout), fired);
+}
+
+int Replica::AwaitEvent(std::chrono::milliseconds timeout) {
+    std::lock_guard lock(cq_mu_);
+    if (cq_ == nullptr)  // closed meanwhile
+        return RPMA_E_INVAL;
     // The event re-arms the queue; completions that came before are polled
-    // below. An event left by completions Progress already took costs one
-    // empty round.
-    const int waited = rpma_ext_cq_wait_timeout(cq_, static_cast<int>(timeout.count()));
+    // by TakeEvent. An event left by completions Progress already took
+    // costs one empty round.
+    return rpma_ext_cq_wait_timeout(cq_, static_cast<int>(timeout.count()));
+}
+
+bool Replica::TakeEvent(int waited, bool *fired) {
+    *fired = false;
+    if (failed())
+        return false;
     if (waited == RPMA_E_NO_COMPLETION)
         return true;
     if (waited != 0)
@@ -383,9 +399,21 @@ bool Replica::Wait(std::chrono::milliseconds timeout, bool *fired) {
     return Progress();
 }
 
+bool Replica::ProgressUnlessWaited() {
+    if (failed())
+        return false;
+    std::unique_lock lock(cq_mu_, std::try_to_lock);
+    return !lock.owns_lock() || Collect();
+}
+
 bool Replica::Progress() {
     if (failed())
         return false;
+    std::lock_guard lock(cq_mu_);
+    return Collect();
+}
+
+bool Replica::Collect() {
     ibv_wc wc[16];
     for (;;) {
         // The C API, as for posts: no Result to build per poll.
