@@ -192,7 +192,7 @@ void Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
         poller_sleeping_ = true;
         mu_.unlock();
         (void)poll(poller_fds_.data(), poller_fds_.size(),
-                   static_cast<int>((timeout - kInlineSlice).count()));
+                   static_cast<int>(std::min(timeout - kInlineSlice, kPollSlice).count()));
         mu_.lock();
         poller_sleeping_ = false;
         uint64_t woken = 0;

@@ -40,6 +40,11 @@ constexpr size_t kPageSize = 4096;
 // replicas that answer within it are collected without a hand-off between
 // threads; past it, whichever answers or fails first is seen at once.
 constexpr std::chrono::milliseconds kInlineSlice{1};
+// The data path's poller watches the replicas' fds (poll(2)) for at most
+// this at a time, then collects and looks again: a completion's event may
+// have been taken by a thread that holds the mutex to the end (a read), and
+// the poller must not sleep through it until its deadline.
+constexpr std::chrono::milliseconds kPollSlice{10};
 
 // operation_timeout's clock: CLOCK_MONOTONIC_COARSE, which the vDSO reads
 // without the TSC, several times cheaper than steady_clock in a VM (BENCH.md),
@@ -328,8 +333,8 @@ class Region::Impl {
     // One round of the poller (mu_ held on entry and on return, released
     // in between): the likeliest of waiting_ read inline for kInlineSlice,
     // then, if nothing came, every replica with work outstanding watched
-    // (poll(2)) up to `timeout`; then everything collected, the waiters
-    // woken.
+    // (poll(2)) up to `timeout` (kPollSlice at most); then everything
+    // collected, the waiters woken.
     void PollRound(const Op &op, std::chrono::milliseconds timeout);
     // A non-poller's wait, up to `timeout`, for the poller's next round.
     void AwaitPoller(std::chrono::milliseconds timeout);
@@ -551,12 +556,22 @@ Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done) {
     std::chrono::nanoseconds now = CoarseNow();
     const std::chrono::nanoseconds deadline = now + options_.operation_timeout;
     ProgressAll(op);
+    bool collected = false;
     for (bool first = true;; first = false) {
         if (const Outcome outcome = Decide(need, done, 0); outcome != Outcome::kWaiting)
             return finish(outcome);
         if (!first)
             now = CoarseNow();
         if (now >= deadline) {
+            // A thread that waited for the poller may find completions no
+            // one collected yet: collect before judging.
+            if (!collected) {
+                collected = true;
+                for (size_t i : waiting_)
+                    if (!members_[i].replica->Progress())
+                        MarkFailed(i, members_[i].replica->failure(), op);
+                continue;
+            }
             for (size_t i : waiting_)
                 MarkFailed(i, Unresponsive(*members_[i].replica), op);
             continue;

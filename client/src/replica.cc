@@ -373,7 +373,22 @@ bool Replica::Wait(std::chrono::milliseconds timeout, bool *fired) {
     *fired = false;
     if (failed())
         return false;
-    return TakeEvent(AwaitEvent(timeout), fired);
+    int waited = 0;
+    {
+        std::lock_guard lock(cq_mu_);
+        // Another thread's wait (AwaitEvent) may have taken the event of
+        // completions still in the queue: collect them first, or this
+        // wait would be for an event that already came.
+        bool took = false;
+        if (!Collect(&took))
+            return false;
+        if (took) {
+            *fired = true;
+            return true;
+        }
+        waited = rpma_ext_cq_wait_timeout(cq_, static_cast<int>(timeout.count()));
+    }
+    return TakeEvent(waited, fired);
 }
 
 int Replica::AwaitEvent(std::chrono::milliseconds timeout) {
@@ -413,7 +428,7 @@ bool Replica::Progress() {
     return Collect();
 }
 
-bool Replica::Collect() {
+bool Replica::Collect(bool *took) {
     ibv_wc wc[16];
     for (;;) {
         // The C API, as for posts: no Result to build per poll.
@@ -425,6 +440,8 @@ bool Replica::Collect() {
         if (polled.code != 0)
             return Fail(DataPlaneError("polling completions",
                                        rpma::detail::Failure(polled, "rpma_cq_get_wc")));
+        if (took != nullptr)
+            *took = *took || n > 0;
         for (int i = 0; i < n; ++i)
             if (!OnCompletion(wc[i]))
                 return false;

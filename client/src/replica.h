@@ -154,8 +154,8 @@ class Replica {
     void Drop();
     Status PostReceive(size_t slot);
     bool OnCompletion(const ibv_wc &wc);
-    // Progress's polling, cq_mu_ held.
-    bool Collect();
+    // Progress's polling, cq_mu_ held; *took: it found completions.
+    bool Collect(bool *took = nullptr);
     // Bookkeeping of a work request just posted; `signaled` ones retire
     // every one posted up to them when they complete.
     void Posted(uint64_t seq, bool signaled);
