@@ -167,16 +167,20 @@ void Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
         if (members_[i].replica->completed() >= members_[pick].replica->completed())
             pick = i;
     Replica *const picked = members_[pick].replica.get();
+    // One replica to hear from: inline longer, as a wait inline that ends
+    // leaves its socket muted in the provider's progress engine a while
+    // (its linger), which poll(2) would sit out.
+    const std::chrono::milliseconds slice = waiting_.size() == 1 ? kPollSlice : kInlineSlice;
     poller_ = true;
     mu_.unlock();
-    const int waited = picked->AwaitEvent(std::min(timeout, kInlineSlice));
+    const int waited = picked->AwaitEvent(std::min(timeout, slice));
     mu_.lock();
     bool fired = false;
     // (Marked failed, or even replaced by a Readd, meanwhile: nothing to take.)
     if (members_[pick].replica.get() == picked && !Out(members_[pick].state) &&
         !picked->TakeEvent(waited, &fired))
         MarkFailed(pick, picked->failure(), op);
-    if (!fired && timeout > kInlineSlice) {
+    if (!fired && timeout > slice) {
         // Slow to answer: watch every replica with work outstanding (any
         // waiter's), and the wake fd for waiters that post meanwhile.
         poller_fds_.clear();
@@ -192,7 +196,7 @@ void Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
         poller_sleeping_ = true;
         mu_.unlock();
         (void)poll(poller_fds_.data(), poller_fds_.size(),
-                   static_cast<int>(std::min(timeout - kInlineSlice, kPollSlice).count()));
+                   static_cast<int>(std::min(timeout - slice, kPollSlice).count()));
         mu_.lock();
         poller_sleeping_ = false;
         uint64_t woken = 0;
@@ -208,8 +212,13 @@ void Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
         }
     }
     poller_ = false;
-    ProgressAll(op);
-    progress_cv_.notify_all();
+    // Other waiters' completions may be on other replicas. Alone, the
+    // round's own replica was collected; polling the others here would cost
+    // the depth-1 path a read of each idle socket per round.
+    if (waiters_ > 0) {
+        ProgressAll(op);
+        progress_cv_.notify_all();
+    }
 }
 
 void Region::Impl::AwaitPoller(std::chrono::milliseconds timeout) {
@@ -219,21 +228,26 @@ void Region::Impl::AwaitPoller(std::chrono::milliseconds timeout) {
         const ssize_t written = write(wake_fd_, &one, sizeof one);
         (void)written;  // a full counter wakes it as well
     }
+    ++waiters_;
     (void)progress_cv_.wait_for(mu_, timeout);
+    --waiters_;
 }
 
-Status Region::Impl::EnsureRoom(const Op &op, bool persist) {
-    auto has_room = [persist](Replica &r) { return r.HasRoom(persist); };
+Status Region::Impl::EnsureRoom(const Op &op, bool persist, size_t requests) {
+    auto has_room = [persist, requests](Replica &r) { return r.HasRoom(persist, requests); };
     if (AllHold(has_room))
         return Status();
     return AwaitReleasing(op, Need::kAll, has_room);
 }
 
-Result<size_t> Region::Impl::SlotWithRoom(const Op &op) {
-    auto has_room = [](Replica &r) { return r.HasRoom(false); };
+Result<size_t> Region::Impl::SlotWithRoom(const Op &op, bool then_persist) {
+    const size_t requests = then_persist ? 2 : 1;
+    auto has_room = [then_persist, requests](Replica &r) {
+        return r.HasRoom(then_persist, requests);
+    };
     // Each round either returns or waits for a completion (or a failure).
     for (;;) {
-        if (Status s = EnsureRoom(op, false); !s.ok())
+        if (Status s = EnsureRoom(op, then_persist, requests); !s.ok())
             return s;
         if (const size_t slot = FreeSlot(); slot != kSlots) {
             if (AllHold(has_room))
@@ -314,24 +328,23 @@ Status Region::Impl::PostWrite(const Op &op, uint64_t offset, std::span<const st
     if (Registered *r = SendsFrom(bytes)) {
         const auto local = static_cast<size_t>(bytes.data() - r->bytes.data());
         for (const Piece piece : Chunks(offset, bytes.size(), kMaxPostBytes)) {
-            if (Status s = EnsureRoom(op, false); !s.ok())
+            const bool confirmed = persist_next && piece.skip + piece.length == bytes.size();
+            if (Status s = EnsureRoom(op, confirmed, confirmed ? 2 : 1); !s.ok())
                 return s;
-            const bool last = piece.skip + piece.length == bytes.size();
-            r->last_seq =
-                post(r->id, local + piece.skip, piece.offset, piece.length, persist_next && last);
+            r->last_seq = post(r->id, local + piece.skip, piece.offset, piece.length, confirmed);
         }
         return Status();
     }
     const Pieces pieces = Chunks(offset, bytes.size(), kSlotSize);
     for (size_t k = 0; k < pieces.size(); ++k) {
         const Piece piece = pieces[k];
-        auto slot = SlotWithRoom(op);
+        // Only the last piece: an earlier one's slot may be waited for by a
+        // later piece (SlotWithRoom), which an unsignaled write never ends.
+        const bool confirmed = persist_next && k + 1 == pieces.size();
+        auto slot = SlotWithRoom(op, confirmed);
         if (!slot.ok())
             return slot.status();
         std::memcpy(staging_.data() + *slot * kSlotSize, bytes.data() + piece.skip, piece.length);
-        // Only the last piece: an earlier one's slot may be waited for by a
-        // later piece (AcquireSlot), which an unsignaled write never ends.
-        const bool confirmed = persist_next && k + 1 == pieces.size();
         slot_seq_[*slot] =
             post(kStagingId, *slot * kSlotSize, piece.offset, piece.length, confirmed);
     }

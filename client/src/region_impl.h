@@ -40,10 +40,12 @@ constexpr size_t kPageSize = 4096;
 // replicas that answer within it are collected without a hand-off between
 // threads; past it, whichever answers or fails first is seen at once.
 constexpr std::chrono::milliseconds kInlineSlice{1};
-// The data path's poller watches the replicas' fds (poll(2)) for at most
-// this at a time, then collects and looks again: a completion's event may
-// have been taken by a thread that holds the mutex to the end (a read), and
-// the poller must not sleep through it until its deadline.
+// The data path's poller waits (inline on its one replica, or on the
+// replicas' fds in poll(2)) for at most this at a time, then collects and
+// looks again: a completion's event may have been taken by a thread that
+// holds the mutex to the end (a read), and the poller must not sleep
+// through it until its deadline; nor may a thread that closes a replica
+// wait long for the poller's inline wait on it.
 constexpr std::chrono::milliseconds kPollSlice{10};
 
 // operation_timeout's clock: CLOCK_MONOTONIC_COARSE, which the vDSO reads
@@ -331,7 +333,8 @@ class Region::Impl {
     template <typename Done>
     Status AwaitReleasing(const Op &op, Need need, const Done &done);
     // One round of the poller (mu_ held on entry and on return, released
-    // in between): the likeliest of waiting_ read inline for kInlineSlice,
+    // in between): the likeliest of waiting_ read inline for kInlineSlice
+    // (kPollSlice when it is the only one),
     // then, if nothing came, every replica with work outstanding watched
     // (poll(2)) up to `timeout` (kPollSlice at most); then everything
     // collected, the waiters woken.
@@ -352,13 +355,17 @@ class Region::Impl {
     // Why replica `r` did not complete within operation_timeout: its
     // connection's end when it ended, else the silence.
     Status Unresponsive(Replica &r);
-    // Data path (AwaitReleasing): room for a work request (a persist's) on
-    // every replica not failed.
-    Status EnsureRoom(const Op &op, bool persist);
+    // Data path (AwaitReleasing): room for `requests` work requests (and a
+    // persist's flush) on every replica not failed.
+    Status EnsureRoom(const Op &op, bool persist, size_t requests = 1);
     // Data path: a staging slot that every replica is done with, with room
     // for a write on every replica, both true together (mu_ is not released
     // between this and the post, so no other thread takes the slot).
-    Result<size_t> SlotWithRoom(const Op &op);
+    // `then_persist`: room for the persist that confirms the write too, so
+    // that mu_ is not released between an unsignaled write and its persist
+    // either (a thread holding mu_ to the end, waiting for that write's slot
+    // or buffer, would wait for a persist that cannot be posted).
+    Result<size_t> SlotWithRoom(const Op &op, bool then_persist);
     // The staging slot for the next piece: the one used last when every
     // replica is done with it (its lines are still in the CPU's caches, for
     // the copy in and the kernel's copy out), else the next of the ring,
@@ -435,6 +442,7 @@ class Region::Impl {
     // The data path's waits (AwaitReleasing): a poller at a time.
     std::condition_variable_any progress_cv_;
     bool poller_ = false;
+    size_t waiters_ = 0;  // threads in AwaitPoller
     // The poller sleeps in poll(2): a new waiter wakes it through wake_fd_
     // (its replicas may not be among those watched).
     bool poller_sleeping_ = false;
