@@ -95,7 +95,7 @@ std::string Region::Impl::Unconfirmed(size_t i) const {
 void Region::Impl::ProgressAll(const Op &op) {
     for (size_t i = 0; i < members_.size(); ++i)
         if (!Out(members_[i].state))
-            if (!members_[i].replica->Progress())
+            if (!members_[i].replica->ProgressUnlessWaited())
                 MarkFailed(i, members_[i].replica->failure(), op);
 }
 
@@ -160,11 +160,107 @@ void Region::Impl::WaitForAny(const Op &op, std::chrono::milliseconds timeout) {
     }
 }
 
-Status Region::Impl::EnsureRoom(const Op &op, bool persist) {
-    auto has_room = [persist](Replica &r) { return r.HasRoom(persist); };
+void Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
+    // As WaitForAny: the replica posted to last of those not behind, inline.
+    size_t pick = waiting_.front();
+    for (size_t i : waiting_)
+        if (members_[i].replica->completed() >= members_[pick].replica->completed())
+            pick = i;
+    Replica *const picked = members_[pick].replica.get();
+    // One replica to hear from: inline longer, as a wait inline that ends
+    // leaves its socket muted in the provider's progress engine a while
+    // (its linger), which poll(2) would sit out.
+    const std::chrono::milliseconds slice = waiting_.size() == 1 ? kPollSlice : kInlineSlice;
+    poller_ = true;
+    mu_.unlock();
+    const int waited = picked->AwaitEvent(std::min(timeout, slice));
+    mu_.lock();
+    bool fired = false;
+    // (Marked failed, or even replaced by a Readd, meanwhile: nothing to take.)
+    if (members_[pick].replica.get() == picked && !Out(members_[pick].state) &&
+        !picked->TakeEvent(waited, &fired))
+        MarkFailed(pick, picked->failure(), op);
+    if (!fired && timeout > slice) {
+        // Slow to answer: watch every replica with work outstanding (any
+        // waiter's), and the wake fd for waiters that post meanwhile.
+        poller_fds_.clear();
+        poller_owners_.clear();
+        for (size_t i = 0; i < members_.size(); ++i)
+            if (!Out(members_[i].state) && !members_[i].replica->Idle())
+                for (int fd : members_[i].replica->Fds()) {
+                    poller_fds_.push_back({fd, POLLIN, 0});
+                    poller_owners_.push_back(i);
+                }
+        poller_fds_.push_back({wake_fd_, POLLIN, 0});
+        poller_owners_.push_back(members_.size());
+        poller_sleeping_ = true;
+        mu_.unlock();
+        (void)poll(poller_fds_.data(), poller_fds_.size(),
+                   static_cast<int>(std::min(timeout - slice, kPollSlice).count()));
+        mu_.lock();
+        poller_sleeping_ = false;
+        uint64_t woken = 0;
+        const ssize_t drained = read(wake_fd_, &woken, sizeof woken);
+        (void)drained;  // nothing to drain is fine too
+        for (size_t k = 0; k < poller_fds_.size(); ++k) {
+            const size_t i = poller_owners_[k];
+            if (poller_fds_[k].revents == 0 || i == members_.size() || Out(members_[i].state))
+                continue;
+            Replica &r = *members_[i].replica;
+            if (!r.CheckConnection() || !r.Wait(std::chrono::milliseconds(0), &fired))
+                MarkFailed(i, r.failure(), op);
+        }
+    }
+    poller_ = false;
+    // Other waiters' completions may be on other replicas. Alone, the
+    // round's own replica was collected; polling the others here would cost
+    // the depth-1 path a read of each idle socket per round.
+    if (waiters_ > 0) {
+        ProgressAll(op);
+        progress_cv_.notify_all();
+    }
+}
+
+void Region::Impl::AwaitPoller(std::chrono::milliseconds timeout) {
+    if (poller_sleeping_) {
+        poller_sleeping_ = false;
+        const uint64_t one = 1;
+        const ssize_t written = write(wake_fd_, &one, sizeof one);
+        (void)written;  // a full counter wakes it as well
+    }
+    ++waiters_;
+    (void)progress_cv_.wait_for(mu_, timeout);
+    --waiters_;
+}
+
+Status Region::Impl::EnsureRoom(const Op &op, bool persist, size_t requests) {
+    auto has_room = [persist, requests](Replica &r) { return r.HasRoom(persist, requests); };
     if (AllHold(has_room))
         return Status();
-    return Await(op, Need::kAll, has_room);
+    return AwaitReleasing(op, Need::kAll, has_room);
+}
+
+Result<size_t> Region::Impl::SlotWithRoom(const Op &op, bool then_persist) {
+    const size_t requests = then_persist ? 2 : 1;
+    auto has_room = [then_persist, requests](Replica &r) {
+        return r.HasRoom(then_persist, requests);
+    };
+    // Each round either returns or waits for a completion (or a failure).
+    for (;;) {
+        if (Status s = EnsureRoom(op, then_persist, requests); !s.ok())
+            return s;
+        if (const size_t slot = FreeSlot(); slot != kSlots) {
+            if (AllHold(has_room))
+                return slot;
+            continue;
+        }
+        // The ring's oldest: every other slot was used since.
+        const uint64_t used_by = slot_seq_[(last_slot_ + 1) % kSlots];
+        if (Status s = AwaitReleasing(op, Need::kAll,
+                                      [used_by](Replica &r) { return r.Completed(used_by); });
+            !s.ok())
+            return s;
+    }
 }
 
 Status Region::Impl::Unresponsive(Replica &r) {
@@ -232,26 +328,23 @@ Status Region::Impl::PostWrite(const Op &op, uint64_t offset, std::span<const st
     if (Registered *r = SendsFrom(bytes)) {
         const auto local = static_cast<size_t>(bytes.data() - r->bytes.data());
         for (const Piece piece : Chunks(offset, bytes.size(), kMaxPostBytes)) {
-            if (Status s = EnsureRoom(op, false); !s.ok())
+            const bool confirmed = persist_next && piece.skip + piece.length == bytes.size();
+            if (Status s = EnsureRoom(op, confirmed, confirmed ? 2 : 1); !s.ok())
                 return s;
-            const bool last = piece.skip + piece.length == bytes.size();
-            r->last_seq =
-                post(r->id, local + piece.skip, piece.offset, piece.length, persist_next && last);
+            r->last_seq = post(r->id, local + piece.skip, piece.offset, piece.length, confirmed);
         }
         return Status();
     }
     const Pieces pieces = Chunks(offset, bytes.size(), kSlotSize);
     for (size_t k = 0; k < pieces.size(); ++k) {
         const Piece piece = pieces[k];
-        auto slot = AcquireSlot(op);
+        // Only the last piece: an earlier one's slot may be waited for by a
+        // later piece (SlotWithRoom), which an unsignaled write never ends.
+        const bool confirmed = persist_next && k + 1 == pieces.size();
+        auto slot = SlotWithRoom(op, confirmed);
         if (!slot.ok())
             return slot.status();
-        if (Status s = EnsureRoom(op, false); !s.ok())
-            return s;
         std::memcpy(staging_.data() + *slot * kSlotSize, bytes.data() + piece.skip, piece.length);
-        // Only the last piece: an earlier one's slot may be waited for by a
-        // later piece (AcquireSlot), which an unsignaled write never ends.
-        const bool confirmed = persist_next && k + 1 == pieces.size();
         slot_seq_[*slot] =
             post(kStagingId, *slot * kSlotSize, piece.offset, piece.length, confirmed);
     }
@@ -339,22 +432,25 @@ Status Region::Impl::WriteLocked(const Op &op, uint64_t offset, std::span<const 
         sole < members_.size() && !bytes.empty() &&
         PostSole(op, sole, offset, bytes, bytes.size(), persist, &last)) {
         if (persist)
-            return AwaitSole(op, sole, [last](Replica &r) { return r.persisted() >= last; });
-        return AwaitSole(op, sole, [last](Replica &r) { return r.Completed(last); });
+            return AwaitReleasing(op, Need::kQuorum,
+                                  [last](Replica &r) { return r.persisted() >= last; });
+        return AwaitReleasing(op, Need::kQuorum, [last](Replica &r) { return r.Completed(last); });
     }
     if (Status s = CheckQuorum(op); !s.ok() || bytes.empty())
         return s;
     if (Status s = PostWrite(op, offset, bytes, &last, persist); !s.ok())
         return s;
     if (!persist) {
-        Status s = Await(op, Need::kQuorum, [last](Replica &r) { return r.Completed(last); });
+        Status s =
+            AwaitReleasing(op, Need::kQuorum, [last](Replica &r) { return r.Completed(last); });
         if (s.ok())
             Acknowledge(op, last);
         return s;
     }
     if (Status s = PostPersist(op, offset, bytes.size(), &last); !s.ok())
         return s;
-    Status s = Await(op, Need::kQuorum, [last](Replica &r) { return r.persisted() >= last; });
+    Status s =
+        AwaitReleasing(op, Need::kQuorum, [last](Replica &r) { return r.persisted() >= last; });
     if (s.ok())
         Acknowledge(op, last);
     return s;
@@ -376,12 +472,14 @@ Status Region::Impl::PersistLocked(const Op &op, uint64_t offset, uint64_t lengt
     uint64_t seq = 0;
     if (const size_t sole = Sole();
         sole < members_.size() && length > 0 && PostSole(op, sole, offset, {}, length, true, &seq))
-        return AwaitSole(op, sole, [seq](Replica &r) { return r.persisted() >= seq; });
+        return AwaitReleasing(op, Need::kQuorum,
+                              [seq](Replica &r) { return r.persisted() >= seq; });
     if (Status s = CheckQuorum(op); !s.ok() || length == 0)
         return s;
     if (Status s = PostPersist(op, offset, length, &seq); !s.ok())
         return s;
-    Status s = Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
+    Status s =
+        AwaitReleasing(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
     if (s.ok())
         Acknowledge(op, seq);
     return s;
@@ -426,7 +524,8 @@ Status Region::Impl::CommitLocked(const Op &op, const Batch::Entry *entries, siz
     }
     if (Status s = PostPersist(op, covering_offset, covering_length, &seq); !s.ok())
         return s;
-    Status s = Await(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
+    Status s =
+        AwaitReleasing(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
     if (s.ok())
         Acknowledge(op, seq);
     return s;

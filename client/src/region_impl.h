@@ -5,7 +5,9 @@
 #define CLIENT_SRC_REGION_IMPL_H
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -38,6 +40,13 @@ constexpr size_t kPageSize = 4096;
 // replicas that answer within it are collected without a hand-off between
 // threads; past it, whichever answers or fails first is seen at once.
 constexpr std::chrono::milliseconds kInlineSlice{1};
+// The data path's poller waits (inline on its one replica, or on the
+// replicas' fds in poll(2)) for at most this at a time, then collects and
+// looks again: a completion's event may have been taken by a thread that
+// holds the mutex to the end (a read), and the poller must not sleep
+// through it until its deadline; nor may a thread that closes a replica
+// wait long for the poller's inline wait on it.
+constexpr std::chrono::milliseconds kPollSlice{10};
 
 // operation_timeout's clock: CLOCK_MONOTONIC_COARSE, which the vDSO reads
 // without the TSC, several times cheaper than steady_clock in a VM (BENCH.md),
@@ -148,7 +157,9 @@ class Region::Impl {
     enum class Need { kQuorum, kAll, kOne };
 
     Impl(std::string name, OpenOptions options)
-        : name_(std::move(name)), options_(std::move(options)) {}
+        : name_(std::move(name)),
+          options_(std::move(options)),
+          wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
     ~Impl() {
         StopMaintenance();
         {
@@ -171,6 +182,8 @@ class Region::Impl {
         // connection may read them to send until its registrations are gone
         // (~Replica), whatever order the members are declared in.
         members_.clear();
+        if (wake_fd_ >= 0)
+            close(wake_fd_);
     }
 
     Status OpenAll(const ReplicaSet &set);
@@ -309,6 +322,25 @@ class Region::Impl {
     // template: no std::function on the hot path).
     template <typename Done>
     Status Await(const Op &op, Need need, const Done &done, size_t only = 0);
+    // Await for the data path (writes, persists, batches): the same verdicts
+    // and timeouts, but mu_ is released while the thread waits, so other
+    // threads post meanwhile. One thread at a time (the poller) waits on the
+    // replicas' queues and collects every completion, whoever's it is; the
+    // others wait on progress_cv_, which the poller signals after each
+    // round. Callers must hold nothing across it that another operation
+    // could take (a staging slot is chosen and posted to without a wait in
+    // between: SlotWithRoom).
+    template <typename Done>
+    Status AwaitReleasing(const Op &op, Need need, const Done &done);
+    // One round of the poller (mu_ held on entry and on return, released
+    // in between): the likeliest of waiting_ read inline for kInlineSlice
+    // (kPollSlice when it is the only one),
+    // then, if nothing came, every replica with work outstanding watched
+    // (poll(2)) up to `timeout` (kPollSlice at most); then everything
+    // collected, the waiters woken.
+    void PollRound(const Op &op, std::chrono::milliseconds timeout);
+    // A non-poller's wait, up to `timeout`, for the poller's next round.
+    void AwaitPoller(std::chrono::milliseconds timeout);
     // Await's verdict now. kWaiting leaves the replicas still to be heard
     // from in waiting_.
     enum class Outcome { kMet, kWaiting, kQuorumLost, kReplicaFailed };
@@ -323,7 +355,17 @@ class Region::Impl {
     // Why replica `r` did not complete within operation_timeout: its
     // connection's end when it ended, else the silence.
     Status Unresponsive(Replica &r);
-    Status EnsureRoom(const Op &op, bool persist);
+    // Data path (AwaitReleasing): room for `requests` work requests (and a
+    // persist's flush) on every replica not failed.
+    Status EnsureRoom(const Op &op, bool persist, size_t requests = 1);
+    // Data path: a staging slot that every replica is done with, with room
+    // for a write on every replica, both true together (mu_ is not released
+    // between this and the post, so no other thread takes the slot).
+    // `then_persist`: room for the persist that confirms the write too, so
+    // that mu_ is not released between an unsignaled write and its persist
+    // either (a thread holding mu_ to the end, waiting for that write's slot
+    // or buffer, would wait for a persist that cannot be posted).
+    Result<size_t> SlotWithRoom(const Op &op, bool then_persist);
     // The staging slot for the next piece: the one used last when every
     // replica is done with it (its lines are still in the CPU's caches, for
     // the copy in and the kernel's copy out), else the next of the ring,
@@ -348,9 +390,6 @@ class Region::Impl {
     // the fan-out's path waits for them.
     bool PostSole(const Op &op, size_t i, uint64_t offset, std::span<const std::byte> bytes,
                   uint64_t length, bool persist, uint64_t *last);
-    // Await(op, Need::kQuorum, done) for sole replica `i`.
-    template <typename Done>
-    Status AwaitSole(const Op &op, size_t i, const Done &done);
 
     Registered *Lookup(const void *data, size_t length);
     // The registered buffer holding `bytes` when a write may send from it
@@ -395,7 +434,21 @@ class Region::Impl {
     std::optional<::rpmad::v1::ReplicaSetRecord> pending_;
     std::vector<bool> pending_accepted_;
 
-    mutable std::mutex mu_;  // every operation, start to end
+    // Every operation's bookkeeping and posts. Held start to end by all but
+    // the data path (writes, persists, batches), which releases it while it
+    // waits for its replicas (AwaitReleasing): posting order under it is
+    // each replica's execution order.
+    mutable std::mutex mu_;
+    // The data path's waits (AwaitReleasing): a poller at a time.
+    std::condition_variable_any progress_cv_;
+    bool poller_ = false;
+    size_t waiters_ = 0;  // threads in AwaitPoller
+    // The poller sleeps in poll(2): a new waiter wakes it through wake_fd_
+    // (its replicas may not be among those watched).
+    bool poller_sleeping_ = false;
+    const int wake_fd_;
+    std::vector<pollfd> poller_fds_;
+    std::vector<size_t> poller_owners_;
     // The staging ring: kSlots slots of kSlotSize in staging_memory_, from
     // a page boundary on (a vector's own data is not), so that a 4 KiB
     // piece is one page and 64 cache lines, for the copy in and the send.
@@ -502,30 +555,41 @@ Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t onl
 }
 
 template <typename Done>
-Status Region::Impl::AwaitSole(const Op &op, size_t i, const Done &done) {
-    Member &m = members_[i];
-    if (Out(m.state))  // its post failed
-        return QuorumLost(op);
-    Replica &r = *m.replica;
-    if (done(r))
-        return Status();
-    bool works = r.Progress();
-    std::chrono::nanoseconds deadline{0};
-    while (works && !done(r)) {
-        const std::chrono::nanoseconds now = CoarseNow();
-        if (deadline.count() == 0) {
-            deadline = now + options_.operation_timeout;
-        } else if (now >= deadline) {
-            MarkFailed(i, Unresponsive(r), op);
-            return QuorumLost(op);
+Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done) {
+    auto finish = [&](Outcome outcome) {
+        return outcome == Outcome::kQuorumLost ? QuorumLost(op) : Status();
+    };
+    if (const Outcome outcome = Decide(need, done, 0); outcome != Outcome::kWaiting)
+        return finish(outcome);
+    std::chrono::nanoseconds now = CoarseNow();
+    const std::chrono::nanoseconds deadline = now + options_.operation_timeout;
+    ProgressAll(op);
+    bool collected = false;
+    for (bool first = true;; first = false) {
+        if (const Outcome outcome = Decide(need, done, 0); outcome != Outcome::kWaiting)
+            return finish(outcome);
+        if (!first)
+            now = CoarseNow();
+        if (now >= deadline) {
+            // A thread that waited for the poller may find completions no
+            // one collected yet: collect before judging.
+            if (!collected) {
+                collected = true;
+                for (size_t i : waiting_)
+                    if (!members_[i].replica->Progress())
+                        MarkFailed(i, members_[i].replica->failure(), op);
+                continue;
+            }
+            for (size_t i : waiting_)
+                MarkFailed(i, Unresponsive(*members_[i].replica), op);
+            continue;
         }
-        bool fired = false;
-        works = r.Wait(std::chrono::ceil<std::chrono::milliseconds>(deadline - now), &fired);
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
+        if (poller_)
+            AwaitPoller(left);
+        else
+            PollRound(op, left);
     }
-    if (works)
-        return Status();
-    MarkFailed(i, r.failure(), op);
-    return QuorumLost(op);
 }
 
 template <typename Predicate>

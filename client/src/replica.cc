@@ -188,6 +188,7 @@ Result<std::unique_ptr<Replica>> Replica::Connect(ControlPlane &control, const s
 }
 
 Replica::~Replica() {
+    std::lock_guard lock(cq_mu_);
     if (!conn_)
         return;
     // Wait briefly for CLOSED so that the daemon ends the session now, not
@@ -202,6 +203,8 @@ Replica::~Replica() {
 
 void Replica::Close(Status why) {
     (void)Fail(why.ok() ? Status(StatusCode::kDataPlane, "closed") : std::move(why));
+    // After a wait in another thread (AwaitEvent) on the queue deleted here.
+    std::lock_guard lock(cq_mu_);
     if (!conn_)
         return;
     // Every use of the connection checks failed() first, so none follows.
@@ -370,10 +373,38 @@ bool Replica::Wait(std::chrono::milliseconds timeout, bool *fired) {
     *fired = false;
     if (failed())
         return false;
+    int waited = 0;
+    {
+        std::lock_guard lock(cq_mu_);
+        // Another thread's wait (AwaitEvent) may have taken the event of
+        // completions still in the queue: collect them first, or this
+        // wait would be for an event that already came.
+        bool took = false;
+        if (!Collect(&took))
+            return false;
+        if (took) {
+            *fired = true;
+            return true;
+        }
+        waited = rpma_ext_cq_wait_timeout(cq_, static_cast<int>(timeout.count()));
+    }
+    return TakeEvent(waited, fired);
+}
+
+int Replica::AwaitEvent(std::chrono::milliseconds timeout) {
+    std::lock_guard lock(cq_mu_);
+    if (cq_ == nullptr)  // closed meanwhile
+        return RPMA_E_INVAL;
     // The event re-arms the queue; completions that came before are polled
-    // below. An event left by completions Progress already took costs one
-    // empty round.
-    const int waited = rpma_ext_cq_wait_timeout(cq_, static_cast<int>(timeout.count()));
+    // by TakeEvent. An event left by completions Progress already took
+    // costs one empty round.
+    return rpma_ext_cq_wait_timeout(cq_, static_cast<int>(timeout.count()));
+}
+
+bool Replica::TakeEvent(int waited, bool *fired) {
+    *fired = false;
+    if (failed())
+        return false;
     if (waited == RPMA_E_NO_COMPLETION)
         return true;
     if (waited != 0)
@@ -383,9 +414,21 @@ bool Replica::Wait(std::chrono::milliseconds timeout, bool *fired) {
     return Progress();
 }
 
+bool Replica::ProgressUnlessWaited() {
+    if (failed())
+        return false;
+    std::unique_lock lock(cq_mu_, std::try_to_lock);
+    return !lock.owns_lock() || Collect();
+}
+
 bool Replica::Progress() {
     if (failed())
         return false;
+    std::lock_guard lock(cq_mu_);
+    return Collect();
+}
+
+bool Replica::Collect(bool *took) {
     ibv_wc wc[16];
     for (;;) {
         // The C API, as for posts: no Result to build per poll.
@@ -397,6 +440,8 @@ bool Replica::Progress() {
         if (polled.code != 0)
             return Fail(DataPlaneError("polling completions",
                                        rpma::detail::Failure(polled, "rpma_cq_get_wc")));
+        if (took != nullptr)
+            *took = *took || n > 0;
         for (int i = 0; i < n; ++i)
             if (!OnCompletion(wc[i]))
                 return false;

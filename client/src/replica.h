@@ -1,7 +1,12 @@
 // One replica of a region: its rpmad session and the data-plane connection
 // made with the session's token. Posts never block; Progress() collects what
 // completed, Wait() waits for more. Private to the library; Region owns
-// every Replica and calls it under its operation mutex only.
+// every Replica and calls it under its mutex, except AwaitEvent: the one
+// thread that waits on a replica's completion queue does so without the
+// Region's mutex, so that other threads post meanwhile (the provider takes
+// posts and a wait on one connection at once). The completion side (the
+// queue's wait, Progress, Close) is serialized by a mutex of the replica's
+// own, held by the waiting thread for at most its wait's timeout.
 //
 // Waiting is rpma_core's own blocking wait (rpma_ext_cq_wait_timeout): with
 // the tcp provider the waiting thread reads the connection's socket itself,
@@ -13,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -106,6 +112,18 @@ class Replica {
     // Collects every completion ready now (no system call when there are
     // some).
     bool Progress();
+    // Progress(), unless another thread waits on the completion queue now
+    // (AwaitEvent): that thread collects them when its wait ends.
+    bool ProgressUnlessWaited();
+    // The wait of Wait() alone, without the Region's mutex: touches no
+    // bookkeeping, returns rpma_ext_cq_wait_timeout's code for TakeEvent,
+    // which the caller gives it under the Region's mutex.
+    int AwaitEvent(std::chrono::milliseconds timeout);
+    // What AwaitEvent returned: collects what completed when an event came
+    // (*fired), records an error as the failure.
+    bool TakeEvent(int waited, bool *fired);
+    // Nothing posted here is still to complete or to be confirmed durable.
+    bool Idle() const { return completed_ >= last_posted_ && flushes_answered_ == flushes_posted_; }
     // Waits up to `timeout` for the completion queue's next event, then
     // collects what completed. *fired: an event came (false: the time was
     // up first). A connection that ends fails its work requests, so a wait
@@ -136,6 +154,8 @@ class Replica {
     void Drop();
     Status PostReceive(size_t slot);
     bool OnCompletion(const ibv_wc &wc);
+    // Progress's polling, cq_mu_ held; *took: it found completions.
+    bool Collect(bool *took = nullptr);
     // Bookkeeping of a work request just posted; `signaled` ones retire
     // every one posted up to them when they complete.
     void Posted(uint64_t seq, bool signaled);
@@ -173,6 +193,8 @@ class Replica {
     uint64_t last_posted_ = 0;
     uint64_t persisted_ = 0;
     Status failure_;  // ok while the replica works
+    // The completion side: the queue's wait, its polling, Close.
+    std::mutex cq_mu_;
 };
 
 }  // namespace rpma::client

@@ -19,6 +19,7 @@
 #include "rpma/client/region.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
+#include "tests/integration/stopped_daemon.h"
 
 namespace rpma::testing {
 namespace {
@@ -154,11 +155,14 @@ TEST_P(SoleReplica, HungDaemonFailsTheOperationWithinTheOperationTimeout) {
     auto region = Open(options);
     ASSERT_NE(region, nullptr);
     ASSERT_TRUE(region->WritePersist(0, Bytes(kRecord, 1)).ok());
-    ASSERT_EQ(kill(rpmad_->process().pid(), SIGSTOP), 0);
+    // Stopped for real before the write (a signal is delivered
+    // asynchronously: a daemon not yet stopped would answer it).
+    rpma::testing::Stopped stopped(rpmad_->process().pid());
+    ASSERT_TRUE(stopped.stopped());
     const auto start = std::chrono::steady_clock::now();
     const client::Status s = region->WritePersist(kRecord, Bytes(kRecord, 2));
     const auto took = std::chrono::steady_clock::now() - start;
-    ASSERT_EQ(kill(rpmad_->process().pid(), SIGCONT), 0);
+    stopped.Resume();
     EXPECT_EQ(s.code(), StatusCode::kQuorumLost) << s.ToString();
     EXPECT_GE(took, std::chrono::milliseconds(900));
     EXPECT_LE(took, std::chrono::milliseconds(3000));

@@ -18,8 +18,24 @@
 // operation returns, so no later opener takes it as in sync. Errors are
 // values (Status) naming the replica; Readd (Repair) brings one back. A
 // buffer may be reused once its call returned; RegisterBuffer spares large,
-// long-lived buffers the copy into the staging ring. A Region is
-// thread-safe (one mutex); *Async runs on its worker thread in order.
+// long-lived buffers the copy into the staging ring.
+//
+// Threads: a Region is thread-safe, and several threads may write at once.
+// Write, Persist, WritePersist and Commit hold the Region's mutex to post
+// their work requests to every replica, not to wait: each then waits for
+// its own operation's confirmations only, while other threads post (one
+// waiting thread collects every replica's completions for all of them).
+// Reads, Readd/Repair, RegisterBuffer and UnregisterBuffer still hold the
+// mutex until they are done. Ordering: every replica executes work
+// requests in the order they were posted under the mutex (one connection
+// per replica, executed in order), so writes to overlapping ranges take
+// effect in the order of their calls' posts on every replica (for calls
+// that overlap in time, whichever posted first; a large write is posted
+// in pieces, each in order), and a Persist (or WritePersist, Commit) makes
+// durable, within its range, every write posted before it on the Region
+// from any thread. Acknowledgements of concurrent calls may return in any
+// order. *Async runs the synchronous calls on the Region's worker thread,
+// one after the other, in submission order.
 //
 // How and why (fan-out, waiting, failure, replica-set records, buffers,
 // threads): client/REGION.md and client/REPLICA_SETS.md; measurements:
@@ -65,8 +81,8 @@ struct OpenOptions {
     std::chrono::milliseconds operation_timeout{10000};
     // Called when a replica is marked failed, with the replica (index,
     // address), the error and the operation in the message. Runs on the
-    // thread that detected it, under the Region's mutex: do not call the
-    // Region from it.
+    // thread that detected it (any thread calling the Region), under the
+    // Region's mutex: do not call the Region from it.
     std::function<void(const Status &)> on_failure;
     // A reader: records nothing, opens its sessions under generation 0 (a
     // writer's record change never fences them), reads only from replicas
