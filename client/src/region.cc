@@ -722,6 +722,37 @@ std::future<Status> Region::ReadAsync(uint64_t offset, std::span<std::byte> out,
         [impl = impl_.get(), offset, out, replica] { return impl->Read(offset, out, replica); });
 }
 
+void Region::WriteAsync(uint64_t offset, std::span<const std::byte> bytes, Completion done) {
+    impl_->Submit([impl = impl_.get(), offset, bytes, done = std::move(done)] {
+        done(impl->Write(offset, bytes, false));
+        return Status();
+    });
+}
+void Region::PersistAsync(uint64_t offset, uint64_t length, Completion done) {
+    impl_->Submit([impl = impl_.get(), offset, length, done = std::move(done)] {
+        done(impl->Persist(offset, length));
+        return Status();
+    });
+}
+void Region::WritePersistAsync(uint64_t offset, std::span<const std::byte> bytes, Completion done) {
+    impl_->Submit([impl = impl_.get(), offset, bytes, done = std::move(done)] {
+        done(impl->Write(offset, bytes, true));
+        return Status();
+    });
+}
+void Region::CommitAsync(const Batch &batch, Completion done) {
+    impl_->Submit([impl = impl_.get(), writes = batch.writes_, done = std::move(done)] {
+        done(impl->Commit(writes.data(), writes.size()));
+        return Status();
+    });
+}
+void Region::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t replica, Completion done) {
+    impl_->Submit([impl = impl_.get(), offset, out, replica, done = std::move(done)] {
+        done(impl->Read(offset, out, replica));
+        return Status();
+    });
+}
+
 Status Region::RegisterBuffer(std::span<std::byte> bytes) {
     return impl_->RegisterBuffer(bytes);
 }

@@ -105,7 +105,14 @@ struct OpenOptions {
     // Readd/Repair takes the repair over (`rpmactl region repair`): its
     // first record fences the other repairer's sessions.
     bool repair_takeover = false;
+    // How many asynchronous operations (*Async) may be outstanding on the
+    // Region at once; a submission past it waits until the oldest completes
+    // (on the submitting thread). 0 means the default, 64.
+    size_t max_in_flight = 0;
 };
+
+// An asynchronous operation's completion, called once with its result.
+using Completion = std::function<void(Status)>;
 
 enum class ReplicaState {
     kLive,       // in sync: counts toward the quorum, serves reads
@@ -263,6 +270,19 @@ class Region {
     std::future<Status> WritePersistAsync(uint64_t offset, std::span<const std::byte> bytes);
     std::future<Status> CommitAsync(const Batch &batch);
     std::future<Status> ReadAsync(uint64_t offset, std::span<std::byte> out, size_t replica);
+    // The same, completed through `done` instead of a future: for event
+    // loops. `done` runs on the Region's progress thread, without the
+    // Region's mutex held, once for each submission, in submission order;
+    // it may submit more operations (and call the synchronous ones) but
+    // holds up the completions behind it while it runs. A submission the
+    // Region refuses at once (a range beyond it, a read-only Region's
+    // write) completes through `done` as well. Every `done` has run when
+    // ~Region returns.
+    void WriteAsync(uint64_t offset, std::span<const std::byte> bytes, Completion done);
+    void PersistAsync(uint64_t offset, uint64_t length, Completion done);
+    void WritePersistAsync(uint64_t offset, std::span<const std::byte> bytes, Completion done);
+    void CommitAsync(const Batch &batch, Completion done);
+    void ReadAsync(uint64_t offset, std::span<std::byte> out, size_t replica, Completion done);
 
     // Registers `bytes` with every replica so that operations on spans
     // inside it go without a copy: reads always (only the replica read
