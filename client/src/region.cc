@@ -50,7 +50,7 @@ void Region::Impl::MarkFailed(size_t i, Status why, const Op &op) {
     m.error =
         Status(why.code(), "failed during " + op.ToString() + ": " + why.message() + Unconfirmed(i))
             .WithReplica(i, m.address);
-    // At once: the staging slots and registered buffers it was given count
+    // At once: the staging extents and registered buffers it was given count
     // as free from now on (it is no longer waited for), so no late answer
     // of its may reach them.
     if (m.replica)
@@ -240,7 +240,7 @@ Status Region::Impl::EnsureRoom(const Op &op, bool persist, size_t requests) {
     return AwaitReleasing(op, Need::kAll, has_room);
 }
 
-Result<size_t> Region::Impl::SlotWithRoom(const Op &op, bool then_persist) {
+Result<size_t> Region::Impl::StagingWithRoom(const Op &op, size_t length, bool then_persist) {
     const size_t requests = then_persist ? 2 : 1;
     auto has_room = [then_persist, requests](Replica &r) {
         return r.HasRoom(then_persist, requests);
@@ -249,18 +249,25 @@ Result<size_t> Region::Impl::SlotWithRoom(const Op &op, bool then_persist) {
     for (;;) {
         if (Status s = EnsureRoom(op, then_persist, requests); !s.ok())
             return s;
-        if (const size_t slot = FreeSlot(); slot != kSlots) {
+        if (const std::optional<size_t> at = TakeStaging(length)) {
             if (AllHold(has_room))
-                return slot;
+                return *at;
             continue;
         }
-        // The ring's oldest: every other slot was used since.
-        const uint64_t used_by = slot_seq_[(last_slot_ + 1) % kSlots];
-        if (Status s = AwaitReleasing(op, Need::kAll,
-                                      [used_by](Replica &r) { return r.Completed(used_by); });
-            !s.ok())
+        if (Status s = AwaitStaging(op); !s.ok())
             return s;
     }
+}
+
+Status Region::Impl::AwaitStaging(const Op &op) {
+    const uint64_t used_by = ring_.Oldest();
+    if (!reads_copying_.empty() && used_by >= *reads_copying_.begin()) {
+        // A read's bytes, still to be copied out by the thread that takes
+        // its completion (AwaitPosted), which wakes the waiters after it.
+        AwaitPoller(kPollSlice);
+        return Status();
+    }
+    return AwaitReleasing(op, Need::kAll, [used_by](Replica &r) { return r.Completed(used_by); });
 }
 
 Status Region::Impl::Unresponsive(Replica &r) {
@@ -272,27 +279,14 @@ Status Region::Impl::Unresponsive(Replica &r) {
                       " ms (the daemon hangs or the network is cut)");
 }
 
-size_t Region::Impl::FreeSlot() {
-    for (const size_t slot : {last_slot_, (last_slot_ + 1) % kSlots}) {
-        const uint64_t used_by = slot_seq_[slot];
-        if (AllHold([used_by](Replica &r) { return r.Completed(used_by); })) {
-            last_slot_ = slot;
-            return slot;
-        }
+Result<size_t> Region::Impl::AcquireStaging(const Op &op, size_t length) {
+    // Each round either returns or waits for the oldest extent in use.
+    for (;;) {
+        if (const std::optional<size_t> at = TakeStaging(length))
+            return *at;
+        if (Status s = AwaitStaging(op); !s.ok())
+            return s;
     }
-    return kSlots;
-}
-
-Result<size_t> Region::Impl::AcquireSlot(const Op &op) {
-    if (const size_t slot = FreeSlot(); slot != kSlots)
-        return slot;
-    // The ring's oldest: every other slot was used since.
-    const size_t slot = last_slot_ = (last_slot_ + 1) % kSlots;
-    const uint64_t used_by = slot_seq_[slot];
-    Status s = Await(op, Need::kAll, [used_by](Replica &r) { return r.Completed(used_by); });
-    if (!s.ok())
-        return s;
-    return slot;
 }
 
 Region::Impl::Registered *Region::Impl::Lookup(const void *data, size_t length) {
@@ -335,18 +329,18 @@ Status Region::Impl::PostWrite(const Op &op, uint64_t offset, std::span<const st
         }
         return Status();
     }
-    const Pieces pieces = Chunks(offset, bytes.size(), kSlotSize);
+    const Pieces pieces = Chunks(offset, bytes.size(), StagingRing::kMaxExtent);
     for (size_t k = 0; k < pieces.size(); ++k) {
         const Piece piece = pieces[k];
-        // Only the last piece: an earlier one's slot may be waited for by a
-        // later piece (SlotWithRoom), which an unsignaled write never ends.
+        // Only the last piece: an earlier one's extent may be waited for by
+        // a later piece (StagingWithRoom), which an unsignaled write never
+        // ends.
         const bool confirmed = persist_next && k + 1 == pieces.size();
-        auto slot = SlotWithRoom(op, confirmed);
-        if (!slot.ok())
-            return slot.status();
-        std::memcpy(staging_.data() + *slot * kSlotSize, bytes.data() + piece.skip, piece.length);
-        slot_seq_[*slot] =
-            post(kStagingId, *slot * kSlotSize, piece.offset, piece.length, confirmed);
+        auto at = StagingWithRoom(op, piece.length, confirmed);
+        if (!at.ok())
+            return at.status();
+        std::memcpy(ring_.at(*at), bytes.data() + piece.skip, piece.length);
+        post(kStagingId, *at, piece.offset, piece.length, confirmed);
     }
     return Status();
 }
@@ -385,20 +379,23 @@ bool Region::Impl::PostSole(const Op &op, size_t i, uint64_t offset,
         return false;
     if (!bytes.empty()) {
         Registered *registered = Lookup(bytes.data(), bytes.size());
-        size_t buffer = kStagingId, local = 0, slot = kSlots;
+        size_t buffer = kStagingId, local = 0;
         if (registered != nullptr && bytes.size() > kMaxPostBytes)
             return false;  // in pieces, by the general path
         if (registered != nullptr) {
             buffer = registered->id;
             local = static_cast<size_t>(bytes.data() - registered->bytes.data());
         } else {
-            if (bytes.size() > kSlotSize || (slot = FreeSlot()) == kSlots)
+            const std::optional<size_t> at =
+                bytes.size() <= StagingRing::kMaxExtent ? TakeStaging(bytes.size()) : std::nullopt;
+            if (!at)
                 return false;
-            local = slot * kSlotSize;
-            std::memcpy(staging_.data() + local, bytes.data(), bytes.size());
+            local = *at;
+            std::memcpy(ring_.at(local), bytes.data(), bytes.size());
         }
         *last = ++seq_;
-        (registered != nullptr ? registered->last_seq : slot_seq_[slot]) = *last;
+        if (registered != nullptr)
+            registered->last_seq = *last;
         if (!replica.PostWrite(offset, buffer, local, bytes.size(), *last, persist)) {
             MarkFailed(i, replica.failure(), op);
             return true;
@@ -426,34 +423,79 @@ Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bo
 
 Status Region::Impl::WriteLocked(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
                                  bool persist) {
+    Posted posted;
+    if (Status s = PostWriteOp(op, offset, bytes, persist, &posted); !s.ok())
+        return s;
+    return AwaitPosted(op, posted);
+}
+
+Status Region::Impl::PostWriteOp(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
+                                 bool persist, Posted *posted) {
     uint64_t last = 0;
     // (A sole replica meets the quorum.)
     if (const size_t sole = Sole();
         sole < members_.size() && !bytes.empty() &&
         PostSole(op, sole, offset, bytes, bytes.size(), persist, &last)) {
-        if (persist)
-            return AwaitReleasing(op, Need::kQuorum,
-                                  [last](Replica &r) { return r.persisted() >= last; });
-        return AwaitReleasing(op, Need::kQuorum, [last](Replica &r) { return r.Completed(last); });
+        *posted = Posted::ByQuorum(last, persist, false);
+        return Status();
     }
     if (Status s = CheckQuorum(op); !s.ok() || bytes.empty())
         return s;
     if (Status s = PostWrite(op, offset, bytes, &last, persist); !s.ok())
         return s;
-    if (!persist) {
-        Status s =
-            AwaitReleasing(op, Need::kQuorum, [last](Replica &r) { return r.Completed(last); });
-        if (s.ok())
-            Acknowledge(op, last);
+    if (persist)
+        if (Status s = PostPersist(op, offset, bytes.size(), &last); !s.ok())
+            return s;
+    *posted = Posted::ByQuorum(last, persist, true);
+    return Status();
+}
+
+Status Region::Impl::AwaitPosted(const Op &op, const Posted &posted,
+                                 std::chrono::nanoseconds deadline) {
+    if (posted.seq == 0)
+        return Status();
+    const uint64_t seq = posted.seq;
+    Status s;
+    if (posted.read) {
+        s = AwaitReleasing(
+            op, Need::kOne, [seq](Replica &r) { return r.Completed(seq); }, posted.replica,
+            deadline);
+        if (posted.staged != SIZE_MAX) {
+            if (s.ok())
+                std::memcpy(posted.out.data(), ring_.at(posted.staged), posted.out.size());
+            reads_copying_.erase(seq);
+            // Writers may wait for the extent (AwaitStaging).
+            if (waiters_ > 0)
+                progress_cv_.notify_all();
+        }
         return s;
     }
-    if (Status s = PostPersist(op, offset, bytes.size(), &last); !s.ok())
-        return s;
-    Status s =
-        AwaitReleasing(op, Need::kQuorum, [last](Replica &r) { return r.persisted() >= last; });
-    if (s.ok())
-        Acknowledge(op, last);
+    if (posted.persisted)
+        s = AwaitReleasing(
+            op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; }, 0, deadline);
+    else
+        s = AwaitReleasing(
+            op, Need::kQuorum, [seq](Replica &r) { return r.Completed(seq); }, 0, deadline);
+    if (s.ok() && posted.acknowledge)
+        Acknowledge(op, seq);
     return s;
+}
+
+bool Region::Impl::PostedDone(const Posted &posted) {
+    const uint64_t seq = posted.seq;
+    if (seq == 0)
+        return true;
+    if (posted.read)
+        return Decide(
+                   Need::kOne, [seq](Replica &r) { return r.Completed(seq); }, posted.replica) !=
+               Outcome::kWaiting;
+    if (posted.persisted)
+        return Decide(
+                   Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; }, 0) !=
+               Outcome::kWaiting;
+    return Decide(
+               Need::kQuorum, [seq](Replica &r) { return r.Completed(seq); }, 0) !=
+           Outcome::kWaiting;
 }
 
 Status Region::Impl::Persist(uint64_t offset, uint64_t length) {
@@ -469,20 +511,25 @@ Status Region::Impl::Persist(uint64_t offset, uint64_t length) {
 }
 
 Status Region::Impl::PersistLocked(const Op &op, uint64_t offset, uint64_t length) {
+    Posted posted;
+    if (Status s = PostPersistOp(op, offset, length, &posted); !s.ok())
+        return s;
+    return AwaitPosted(op, posted);
+}
+
+Status Region::Impl::PostPersistOp(const Op &op, uint64_t offset, uint64_t length, Posted *posted) {
     uint64_t seq = 0;
-    if (const size_t sole = Sole();
-        sole < members_.size() && length > 0 && PostSole(op, sole, offset, {}, length, true, &seq))
-        return AwaitReleasing(op, Need::kQuorum,
-                              [seq](Replica &r) { return r.persisted() >= seq; });
+    if (const size_t sole = Sole(); sole < members_.size() && length > 0 &&
+                                    PostSole(op, sole, offset, {}, length, true, &seq)) {
+        *posted = Posted::ByQuorum(seq, true, false);
+        return Status();
+    }
     if (Status s = CheckQuorum(op); !s.ok() || length == 0)
         return s;
     if (Status s = PostPersist(op, offset, length, &seq); !s.ok())
         return s;
-    Status s =
-        AwaitReleasing(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
-    if (s.ok())
-        Acknowledge(op, seq);
-    return s;
+    *posted = Posted::ByQuorum(seq, true, true);
+    return Status();
 }
 
 Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
@@ -509,13 +556,21 @@ Status Region::Impl::Commit(const Batch::Entry *entries, size_t count) {
 }
 
 Status Region::Impl::CommitLocked(const Op &op, const Batch::Entry *entries, size_t count) {
+    Posted posted;
+    if (Status s = PostCommitOp(op, entries, count, &posted); !s.ok())
+        return s;
+    return AwaitPosted(op, posted);
+}
+
+Status Region::Impl::PostCommitOp(const Op &op, const Batch::Entry *entries, size_t count,
+                                  Posted *posted) {
     const uint64_t covering_offset = op.offset, covering_length = op.length;
     if (Status s = CheckQuorum(op); !s.ok() || covering_length == 0)
         return s;
     uint64_t seq = 0;
     for (size_t i = 0; i < count; ++i) {
         // The last write, and writes sent from registered buffers (no later
-        // slot waits for them), are confirmed by the persist; a registered
+        // extent waits for them), are confirmed by the persist; a registered
         // buffer's bytes that are staged must complete by themselves.
         const bool persist_next = i + 1 == count || SendsFrom(entries[i].bytes) != nullptr;
         if (Status s = PostWrite(op, entries[i].offset, entries[i].bytes, &seq, persist_next);
@@ -524,11 +579,8 @@ Status Region::Impl::CommitLocked(const Op &op, const Batch::Entry *entries, siz
     }
     if (Status s = PostPersist(op, covering_offset, covering_length, &seq); !s.ok())
         return s;
-    Status s =
-        AwaitReleasing(op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; });
-    if (s.ok())
-        Acknowledge(op, seq);
-    return s;
+    *posted = Posted::ByQuorum(seq, true, true);
+    return Status();
 }
 
 Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t index) {
@@ -546,64 +598,92 @@ Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t inde
     return ReadLocked(op, offset, out, index);
 }
 
-Status Region::Impl::ReadLocked(const Op &op, uint64_t offset, std::span<std::byte> out,
-                                size_t index) {
+Status Region::Impl::Readable(const Op &op, size_t index) const {
     if (index >= members_.size())
         return Status(
             StatusCode::kInvalidArgument,
             op.ToString() + ": the set has " + std::to_string(members_.size()) + " replicas");
-    if (const Member &m = members_[index]; m.state != ReplicaState::kLive) {
-        if (m.stale_since > 0 || m.state == ReplicaState::kStale ||
-            m.state == ReplicaState::kResyncing)
-            return Status(StatusCode::kFailedPrecondition,
-                          op.ToString() + ": replica " + std::to_string(index) + " is " +
-                              (m.state == ReplicaState::kResyncing ? "being repaired" : "stale") +
-                              (m.stale_since > 0 ? " (missed writes since generation " +
-                                                       std::to_string(m.stale_since) + ")"
-                                                 : std::string()) +
-                              ": read another or repair it" +
-                              (m.error.ok() ? "" : " (" + m.error.ToString() + ")"))
-                .WithReplica(index, m.address);
+    const Member &m = members_[index];
+    if (m.state == ReplicaState::kLive)
+        return Status();
+    if (m.stale_since > 0 || m.state == ReplicaState::kStale || m.state == ReplicaState::kResyncing)
         return Status(StatusCode::kFailedPrecondition,
-                      op.ToString() + ": the replica is not live (" + m.error.ToString() +
-                          "); read from another or Readd it")
+                      op.ToString() + ": replica " + std::to_string(index) + " is " +
+                          (m.state == ReplicaState::kResyncing ? "being repaired" : "stale") +
+                          (m.stale_since > 0 ? " (missed writes since generation " +
+                                                   std::to_string(m.stale_since) + ")"
+                                             : std::string()) +
+                          ": read another or repair it" +
+                          (m.error.ok() ? "" : " (" + m.error.ToString() + ")"))
             .WithReplica(index, m.address);
-    }
+    return Status(StatusCode::kFailedPrecondition, op.ToString() + ": the replica is not live (" +
+                                                       m.error.ToString() +
+                                                       "); read from another or Readd it")
+        .WithReplica(index, m.address);
+}
+
+Status Region::Impl::PostReadPiece(const Op &op, uint64_t offset, std::span<std::byte> out,
+                                   size_t index, Posted *posted, size_t *taken) {
+    if (Status s = Readable(op, index); !s.ok())
+        return s;
     Replica &replica = *members_[index].replica;
-    auto await = [&](uint64_t seq) {
-        return Await(
-            op, Need::kOne, [seq](Replica &r) { return r.Completed(seq); }, index);
-    };
-    auto post = [&](size_t buffer, size_t local, uint64_t at, size_t length) -> Status {
-        if (Status s = Await(
+    size_t buffer = kStagingId, local = 0, staged = SIZE_MAX;
+    if (const Registered *r = Lookup(out.data(), out.size())) {
+        buffer = r->id;
+        local = static_cast<size_t>(out.data() - r->bytes.data());
+        *taken = std::min(out.size(), kMaxPostBytes);
+    } else {
+        *taken = std::min(out.size(), StagingRing::kMaxExtent);
+    }
+    // Room on the replica and, when staged, an extent, both true together
+    // (each wait releases mu_: look at both again after it).
+    for (;;) {
+        if (Status s = AwaitReleasing(
                 op, Need::kOne, [](Replica &r) { return r.HasRoom(false); }, index);
             !s.ok())
             return s;
-        const uint64_t seq = ++seq_;
-        if (!replica.PostRead(at, buffer, local, length, seq)) {
-            MarkFailed(index, replica.failure(), op);
-            return members_[index].error;
-        }
-        return await(seq);
-    };
-    if (out.empty())
-        return Status();
-    if (const Registered *r = Lookup(out.data(), out.size())) {
-        const auto local = static_cast<size_t>(out.data() - r->bytes.data());
-        for (const Piece piece : Chunks(offset, out.size(), kMaxPostBytes))
-            if (Status s = post(r->id, local + piece.skip, piece.offset, piece.length); !s.ok())
-                return s;
-        return Status();
-    }
-    for (const Piece &piece : Chunks(offset, out.size(), kSlotSize)) {
-        auto slot = AcquireSlot(op);
-        if (!slot.ok())
-            return slot.status();
-        // The slot is this read's until it is copied out below.
-        slot_seq_[*slot] = seq_ + 1;
-        if (Status s = post(kStagingId, *slot * kSlotSize, piece.offset, piece.length); !s.ok())
+        if (Status s = Readable(op, index); !s.ok())
             return s;
-        std::memcpy(out.data() + piece.skip, staging_.data() + *slot * kSlotSize, piece.length);
+        if (buffer != kStagingId)
+            break;
+        // The extent is this read's (seq_ + 1) until its bytes are copied
+        // out (AwaitPosted), whoever collects its completion.
+        if (const std::optional<size_t> at = TakeStaging(*taken)) {
+            local = staged = *at;
+            break;
+        }
+        if (Status s = AwaitStaging(op); !s.ok())
+            return s;
+    }
+    const uint64_t seq = ++seq_;
+    if (staged != SIZE_MAX)
+        reads_copying_.insert(seq);
+    posted->seq = seq;
+    posted->read = true;
+    posted->replica = index;
+    posted->staged = staged;
+    posted->out = out.first(*taken);
+    if (!replica.PostRead(offset, buffer, local, *taken, seq)) {
+        MarkFailed(index, replica.failure(), op);
+        reads_copying_.erase(seq);
+        return members_[index].error;
+    }
+    return Status();
+}
+
+Status Region::Impl::ReadLocked(const Op &op, uint64_t offset, std::span<std::byte> out,
+                                size_t index) {
+    if (Status s = Readable(op, index); !s.ok() || out.empty())
+        return s;
+    while (!out.empty()) {
+        Posted posted;
+        size_t taken = 0;
+        if (Status s = PostReadPiece(op, offset, out, index, &posted, &taken); !s.ok())
+            return s;
+        if (Status s = AwaitPosted(op, posted); !s.ok())
+            return s;
+        offset += taken;
+        out = out.subspan(taken);
     }
     return Status();
 }
@@ -647,32 +727,6 @@ Status Region::Impl::UnregisterBuffer(std::span<std::byte> bytes) {
     return Status(StatusCode::kNotFound, "the buffer was not registered");
 }
 
-std::future<Status> Region::Impl::Submit(std::function<Status()> work) {
-    std::packaged_task<Status()> task(std::move(work));
-    std::future<Status> future = task.get_future();
-    {
-        std::lock_guard lock(queue_mu_);
-        queue_.push_back(std::move(task));
-    }
-    queue_cv_.notify_one();
-    return future;
-}
-
-void Region::Impl::WorkerLoop() {
-    for (;;) {
-        std::packaged_task<Status()> task;
-        {
-            std::unique_lock lock(queue_mu_);
-            queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-            if (queue_.empty())
-                return;  // stopping, and everything submitted ran
-            task = std::move(queue_.front());
-            queue_.pop_front();
-        }
-        task();
-    }
-}
-
 // --- Region: the public face ------------------------------------------------
 
 Region::Region(std::unique_ptr<Impl> impl, std::string name, uint64_t size)
@@ -700,57 +754,56 @@ Status Region::Read(uint64_t offset, std::span<std::byte> out, size_t replica) {
     return impl_->Read(offset, out, replica);
 }
 
-std::future<Status> Region::WriteAsync(uint64_t offset, std::span<const std::byte> bytes) {
-    return impl_->Submit(
-        [impl = impl_.get(), offset, bytes] { return impl->Write(offset, bytes, false); });
-}
-std::future<Status> Region::PersistAsync(uint64_t offset, uint64_t length) {
-    return impl_->Submit(
-        [impl = impl_.get(), offset, length] { return impl->Persist(offset, length); });
-}
-std::future<Status> Region::WritePersistAsync(uint64_t offset, std::span<const std::byte> bytes) {
-    return impl_->Submit(
-        [impl = impl_.get(), offset, bytes] { return impl->Write(offset, bytes, true); });
-}
-std::future<Status> Region::CommitAsync(const Batch &batch) {
-    return impl_->Submit([impl = impl_.get(), writes = batch.writes_] {
-        return impl->Commit(writes.data(), writes.size());
-    });
-}
-std::future<Status> Region::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t replica) {
-    return impl_->Submit(
-        [impl = impl_.get(), offset, out, replica] { return impl->Read(offset, out, replica); });
+namespace {
+
+// A future's completion: the callback form under the futures.
+std::pair<std::future<Status>, Completion> Promised() {
+    auto promise = std::make_shared<std::promise<Status>>();
+    std::future<Status> future = promise->get_future();
+    return {std::move(future), [promise](Status s) { promise->set_value(std::move(s)); }};
 }
 
+}  // namespace
+
+std::future<Status> Region::WriteAsync(uint64_t offset, std::span<const std::byte> bytes) {
+    auto [future, done] = Promised();
+    impl_->WriteAsync(offset, bytes, false, std::move(done));
+    return std::move(future);
+}
+std::future<Status> Region::PersistAsync(uint64_t offset, uint64_t length) {
+    auto [future, done] = Promised();
+    impl_->PersistAsync(offset, length, std::move(done));
+    return std::move(future);
+}
+std::future<Status> Region::WritePersistAsync(uint64_t offset, std::span<const std::byte> bytes) {
+    auto [future, done] = Promised();
+    impl_->WriteAsync(offset, bytes, true, std::move(done));
+    return std::move(future);
+}
+std::future<Status> Region::CommitAsync(const Batch &batch) {
+    auto [future, done] = Promised();
+    impl_->CommitAsync(batch.writes_, std::move(done));
+    return std::move(future);
+}
+std::future<Status> Region::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t replica) {
+    auto [future, done] = Promised();
+    impl_->ReadAsync(offset, out, replica, std::move(done));
+    return std::move(future);
+}
 void Region::WriteAsync(uint64_t offset, std::span<const std::byte> bytes, Completion done) {
-    impl_->Submit([impl = impl_.get(), offset, bytes, done = std::move(done)] {
-        done(impl->Write(offset, bytes, false));
-        return Status();
-    });
+    impl_->WriteAsync(offset, bytes, false, std::move(done));
 }
 void Region::PersistAsync(uint64_t offset, uint64_t length, Completion done) {
-    impl_->Submit([impl = impl_.get(), offset, length, done = std::move(done)] {
-        done(impl->Persist(offset, length));
-        return Status();
-    });
+    impl_->PersistAsync(offset, length, std::move(done));
 }
 void Region::WritePersistAsync(uint64_t offset, std::span<const std::byte> bytes, Completion done) {
-    impl_->Submit([impl = impl_.get(), offset, bytes, done = std::move(done)] {
-        done(impl->Write(offset, bytes, true));
-        return Status();
-    });
+    impl_->WriteAsync(offset, bytes, true, std::move(done));
 }
 void Region::CommitAsync(const Batch &batch, Completion done) {
-    impl_->Submit([impl = impl_.get(), writes = batch.writes_, done = std::move(done)] {
-        done(impl->Commit(writes.data(), writes.size()));
-        return Status();
-    });
+    impl_->CommitAsync(batch.writes_, std::move(done));
 }
 void Region::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t replica, Completion done) {
-    impl_->Submit([impl = impl_.get(), offset, out, replica, done = std::move(done)] {
-        done(impl->Read(offset, out, replica));
-        return Status();
-    });
+    impl_->ReadAsync(offset, out, replica, std::move(done));
 }
 
 Status Region::RegisterBuffer(std::span<std::byte> bytes) {

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -28,13 +29,11 @@
 #include "replica.h"
 #include "replica_set_state.h"
 #include "rpma/client/region.h"
+#include "staging_ring.h"
 
 namespace rpma::client {
 
-constexpr size_t kSlots = 8;
-constexpr size_t kSlotSize = size_t{1} << 20;
 constexpr size_t kStagingId = 0;
-constexpr size_t kPageSize = 4096;
 // How long a wait for several replicas reads the likeliest one's connection
 // inline before it watches all of them at once (poll(2) on their fds):
 // replicas that answer within it are collected without a hand-off between
@@ -159,16 +158,11 @@ class Region::Impl {
     Impl(std::string name, OpenOptions options)
         : name_(std::move(name)),
           options_(std::move(options)),
-          wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+          wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+          max_in_flight_(options_.max_in_flight == 0 ? 64 : options_.max_in_flight) {}
     ~Impl() {
         StopMaintenance();
-        {
-            std::lock_guard lock(queue_mu_);
-            stopping_ = true;
-        }
-        queue_cv_.notify_all();
-        if (worker_.joinable())
-            worker_.join();
+        StopProgress();
         std::lock_guard lock(mu_);
         // Let laggards finish what they were given before disconnecting.
         (void)Await(Op{Op::Kind::kClosing}, Need::kAll,
@@ -218,7 +212,14 @@ class Region::Impl {
     // Waits, up to operation_timeout, until the daemon behind `control` no
     // longer has session `session_id` (Readd's barrier).
     Status AwaitSessionEnd(ControlPlane &control, const std::string &session_id) const;
-    std::future<Status> Submit(std::function<Status()> work);
+    // The asynchronous operations (region_async.cc): posted at once (after
+    // waiting, on the calling thread, while max_in_flight are outstanding),
+    // completed by the progress thread in submission order.
+    void WriteAsync(uint64_t offset, std::span<const std::byte> bytes, bool persist,
+                    Completion done);
+    void PersistAsync(uint64_t offset, uint64_t length, Completion done);
+    void CommitAsync(std::vector<Batch::Entry> entries, Completion done);
+    void ReadAsync(uint64_t offset, std::span<std::byte> out, size_t index, Completion done);
 
     uint64_t size() const { return size_; }
     // OpenAll failed because another writer changed the record meanwhile.
@@ -232,10 +233,54 @@ class Region::Impl {
     // Takes in-sync member `i` out (recorded stale) to copy it elsewhere,
     // when the others still meet the quorum.
     Status Retire(size_t i, const std::string &why);
+    // What an operation's posts left to wait for: `seq` completed
+    // (`persisted`: acknowledged durable) by the quorum, or on replica
+    // `replica` alone (a read). seq 0: nothing. `acknowledge`: remembered
+    // among the acknowledged operations once met (not on the sole path).
+    struct Posted {
+        uint64_t seq = 0;
+        bool persisted = false;
+        bool acknowledge = false;
+        bool read = false;
+        size_t replica = 0;
+        // A staged read: where its bytes land in the ring (copied out to
+        // `out` once complete); SIZE_MAX when not staged.
+        size_t staged = SIZE_MAX;
+        std::span<std::byte> out;
+
+        static Posted ByQuorum(uint64_t seq, bool persisted, bool acknowledge) {
+            Posted p;
+            p.seq = seq;
+            p.persisted = persisted;
+            p.acknowledge = acknowledge;
+            return p;
+        }
+    };
+    // The operations' posts, mu_ held (the *Locked waits, and the async
+    // submissions, share them).
+    Status PostWriteOp(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
+                       bool persist, Posted *posted);
+    Status PostPersistOp(const Op &op, uint64_t offset, uint64_t length, Posted *posted);
+    Status PostCommitOp(const Op &op, const Batch::Entry *entries, size_t count, Posted *posted);
+    // One piece of a read: at most StagingRing::kMaxExtent into the ring,
+    // or kMaxPostBytes into a registered buffer, from offset on; *taken is
+    // how much of `out` it covers.
+    Status PostReadPiece(const Op &op, uint64_t offset, std::span<std::byte> out, size_t index,
+                         Posted *posted, size_t *taken);
+    // Whether replica `index` may be read (in sync), else why not.
+    Status Readable(const Op &op, size_t index) const;
+    // Waits (mu_ released meanwhile) until what `posted` left is met, by
+    // `deadline` (0: operation_timeout from now); then a staged read's
+    // bytes are copied out and an acknowledged operation remembered.
+    Status AwaitPosted(const Op &op, const Posted &posted,
+                       std::chrono::nanoseconds deadline = std::chrono::nanoseconds(0));
+    // Whether AwaitPosted would return at once.
+    bool PostedDone(const Posted &posted);
     Status WriteLocked(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
                        bool persist);
     Status PersistLocked(const Op &op, uint64_t offset, uint64_t length);
     Status CommitLocked(const Op &op, const Batch::Entry *entries, size_t count);
+    // Reads piece by piece, each posted under mu_ and waited for without it.
     Status ReadLocked(const Op &op, uint64_t offset, std::span<std::byte> out, size_t index);
     // A reader's read: ReadLocked, then the newest record (etcd's, or a
     // majority of the replicas') confirmed unchanged since the last look
@@ -248,7 +293,11 @@ class Region::Impl {
     Status NewestOfReplicas(const Op &op, ::rpmad::v1::ReplicaSetRecord *newest);
     // What an operation checks before it starts when attention_ is set: a
     // fenced Region, a read-only one's writes, failures not yet recorded.
-    Status Attend(const Op &op, bool writes);
+    // `settle`: failures not yet recorded are recorded first; an
+    // asynchronous submission leaves that to its completion (Finish), so
+    // that it does not wait on the control plane: nothing is acknowledged
+    // before it either way.
+    Status Attend(const Op &op, bool writes, bool settle = true);
     // After an operation that marked an in-sync replica failed: records it
     // STALE (generation + 1) before the operation returns (rule 2).
     Status Finish(const Op &op, Status s) {
@@ -331,7 +380,8 @@ class Region::Impl {
     // could take (a staging slot is chosen and posted to without a wait in
     // between: SlotWithRoom).
     template <typename Done>
-    Status AwaitReleasing(const Op &op, Need need, const Done &done);
+    Status AwaitReleasing(const Op &op, Need need, const Done &done, size_t only = 0,
+                          std::chrono::nanoseconds deadline = std::chrono::nanoseconds(0));
     // One round of the poller (mu_ held on entry and on return, released
     // in between): the likeliest of waiting_ read inline for kInlineSlice
     // (kPollSlice when it is the only one),
@@ -358,21 +408,29 @@ class Region::Impl {
     // Data path (AwaitReleasing): room for `requests` work requests (and a
     // persist's flush) on every replica not failed.
     Status EnsureRoom(const Op &op, bool persist, size_t requests = 1);
-    // Data path: a staging slot that every replica is done with, with room
-    // for a write on every replica, both true together (mu_ is not released
-    // between this and the post, so no other thread takes the slot).
-    // `then_persist`: room for the persist that confirms the write too, so
-    // that mu_ is not released between an unsignaled write and its persist
-    // either (a thread holding mu_ to the end, waiting for that write's slot
-    // or buffer, would wait for a persist that cannot be posted).
-    Result<size_t> SlotWithRoom(const Op &op, bool then_persist);
-    // The staging slot for the next piece: the one used last when every
-    // replica is done with it (its lines are still in the CPU's caches, for
-    // the copy in and the kernel's copy out), else the next of the ring,
-    // waited for.
-    Result<size_t> AcquireSlot(const Op &op);
-    // The slot AcquireSlot takes when it needs no wait; kSlots when it does.
-    size_t FreeSlot();
+    // Data path: `length` bytes of the staging ring, for the work request
+    // posted next (seq_ + 1), with room for a write on every replica, both
+    // true together (mu_ is not released between this and the post, so no
+    // other thread takes them). `then_persist`: room for the persist that
+    // confirms the write too, so that mu_ is not released between an
+    // unsignaled write and its persist either (a thread holding mu_ to the
+    // end, waiting for that write's extent or buffer, would wait for a
+    // persist that cannot be posted).
+    Result<size_t> StagingWithRoom(const Op &op, size_t length, bool then_persist);
+    // `length` bytes of the staging ring for the work request posted next
+    // (a repair's copy), waited for as StagingWithRoom's (mu_ released).
+    Result<size_t> AcquireStaging(const Op &op, size_t length);
+    // One wait for the oldest extent in use to come back.
+    Status AwaitStaging(const Op &op);
+    // What the ring has free now for the work request posted next.
+    // An extent comes back once every replica completed its work request
+    // and, for a read's, its bytes were copied out (reads_copying_).
+    std::optional<size_t> TakeStaging(size_t length) {
+        return ring_.Take(length, seq_ + 1, [this](uint64_t seq) {
+            return (reads_copying_.empty() || seq < *reads_copying_.begin()) &&
+                   AllHold([seq](Replica &r) { return r.Completed(seq); });
+        });
+    }
 
     // The sole path: a set with one replica to hear from, that counts (live)
     // and meets a quorum of one alone, so an operation needs none of the
@@ -408,7 +466,29 @@ class Region::Impl {
     Status PostWrite(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
                      uint64_t *last_seq, bool persist_next);
     Status PostPersist(const Op &op, uint64_t offset, uint64_t length, uint64_t *seq);
-    void WorkerLoop();
+    // An asynchronous operation posted, or refused (status), and not yet
+    // completed.
+    struct Pending {
+        Op op{Op::Kind::kWrite};
+        Posted posted;
+        Status status;
+        // Through Finish (and Pinned: `pin`) as the synchronous calls' are:
+        // not a refusal before anything was posted.
+        bool finish = false;
+        bool pin = false;
+        std::chrono::nanoseconds deadline{0};
+        Completion done;
+    };
+    // Queues `pending` for the progress thread (started on first use).
+    void Enqueue(Pending pending);
+    // Waits, mu_ held by `lock`, while max_in_flight operations are
+    // outstanding (not on the progress thread: a completion callback's
+    // submissions would wait for itself).
+    void AwaitInFlightRoom(std::unique_lock<std::mutex> &lock);
+    // The progress thread: completes in_flight_ in order.
+    void ProgressLoop();
+    Status Complete(Pending &pending);
+    void StopProgress();
 
     const std::string name_;
     const OpenOptions options_;
@@ -449,17 +529,11 @@ class Region::Impl {
     const int wake_fd_;
     std::vector<pollfd> poller_fds_;
     std::vector<size_t> poller_owners_;
-    // The staging ring: kSlots slots of kSlotSize in staging_memory_, from
-    // a page boundary on (a vector's own data is not), so that a 4 KiB
-    // piece is one page and 64 cache lines, for the copy in and the send.
     // Declared before members_, which send from it, so that it outlives
     // them even without ~Impl's explicit teardown.
-    std::vector<std::byte> staging_memory_;
-    std::span<std::byte> staging_;
+    StagingRing ring_;
     std::vector<Member> members_;
-    uint64_t slot_seq_[kSlots] = {};  // the last seq that used each slot
-    size_t last_slot_ = 0;            // the slot AcquireSlot took last
-    uint64_t seq_ = 0;                // the last seq posted
+    uint64_t seq_ = 0;  // the last seq posted
     std::vector<Registered> registered_;
     size_t next_buffer_id_ = 1;
     // The last operations acknowledged by the quorum, a ring: a laggard that
@@ -479,11 +553,18 @@ class Region::Impl {
     bool maintenance_stop_ = false;
     std::thread maintainer_;
 
-    std::mutex queue_mu_;
-    std::condition_variable queue_cv_;
-    std::deque<std::packaged_task<Status()>> queue_;
-    bool stopping_ = false;
-    std::thread worker_;
+    // The staged reads whose bytes are not copied out yet: their extents,
+    // and every later one, stay taken (TakeStaging).
+    std::set<uint64_t> reads_copying_;
+
+    // Asynchronous operations outstanding, oldest first (under mu_).
+    std::deque<Pending> in_flight_;
+    const size_t max_in_flight_;              // OpenOptions::max_in_flight, or 64
+    std::condition_variable_any pending_cv_;  // the progress thread's
+    std::condition_variable_any room_cv_;     // submitters' at max_in_flight
+    bool progress_stopping_ = false;
+    std::thread progress_;
+    std::thread::id progress_id_;
 };
 
 // The waits are templates over their predicates (no std::function on the
@@ -555,18 +636,24 @@ Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t onl
 }
 
 template <typename Done>
-Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done) {
+Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done, size_t only,
+                                    std::chrono::nanoseconds deadline) {
     auto finish = [&](Outcome outcome) {
-        return outcome == Outcome::kQuorumLost ? QuorumLost(op) : Status();
+        if (outcome == Outcome::kQuorumLost)
+            return QuorumLost(op);
+        if (outcome == Outcome::kReplicaFailed)
+            return members_[only].error;
+        return Status();
     };
-    if (const Outcome outcome = Decide(need, done, 0); outcome != Outcome::kWaiting)
+    if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
         return finish(outcome);
     std::chrono::nanoseconds now = CoarseNow();
-    const std::chrono::nanoseconds deadline = now + options_.operation_timeout;
+    if (deadline.count() == 0)
+        deadline = now + options_.operation_timeout;
     ProgressAll(op);
     bool collected = false;
     for (bool first = true;; first = false) {
-        if (const Outcome outcome = Decide(need, done, 0); outcome != Outcome::kWaiting)
+        if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
             return finish(outcome);
         if (!first)
             now = CoarseNow();

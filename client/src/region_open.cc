@@ -88,10 +88,6 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
     // lease before each operation.
     attention_ = read_only_ || authority_ != nullptr;
     writer_id_ = WriterId();
-    staging_memory_.resize(kSlots * kSlotSize + kPageSize);
-    const auto misaligned = reinterpret_cast<uintptr_t>(staging_memory_.data()) % kPageSize;
-    staging_ = std::span(staging_memory_)
-                   .subspan(misaligned == 0 ? 0 : kPageSize - misaligned, kSlots * kSlotSize);
     for (size_t i = 0; i < set.addresses.size(); ++i) {
         const std::string &address = set.addresses[i];
         auto control = ControlPlane::Connect(address, set.options);
@@ -232,7 +228,7 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
                                         options_.operation_timeout, m.data_address);
         Status got = replica.ok() ? Status() : replica.status();
         if (got.ok())
-            got = (*replica)->Register(kStagingId, staging_);
+            got = (*replica)->Register(kStagingId, ring_.memory());
         if (!got.ok()) {
             // Refused, or its session fenced before it connected, because
             // another writer's record came after this open read them?
@@ -260,7 +256,6 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
     if (record_pending_)
         if (Status s = Settle(Op{Op::Kind::kOpen}); !s.ok())
             return s;
-    worker_ = std::thread([this] { WorkerLoop(); });
     return Status();
 }
 
@@ -500,7 +495,7 @@ Status Region::Impl::NewestOfReplicas(const Op &op, ::rpmad::v1::ReplicaSetRecor
     return Status();
 }
 
-Status Region::Impl::Attend(const Op &op, bool writes) {
+Status Region::Impl::Attend(const Op &op, bool writes, bool settle) {
     if (fenced_)
         return fenced_status_;
     if (authority_ && writes)
@@ -511,7 +506,7 @@ Status Region::Impl::Attend(const Op &op, bool writes) {
                       op.ToString() + ": the region " + name_ +
                           " was opened read-only: open it without read_only to write");
     // A read acknowledges nothing: it needs no record.
-    if (record_pending_ && writes)
+    if (record_pending_ && writes && settle)
         if (Status s = Settle(op); !s.ok())
             return s;
     // A write into an extent not hot is recorded in the activity log first

@@ -93,13 +93,12 @@ Status Region::Impl::CopyExtent(size_t index, uint64_t offset, uint64_t length) 
     // Chunk by chunk under the mutex: a write to the extent lands either
     // before its read from the source (and is copied) or after it (and is
     // posted to the target behind the copy).
-    for (const Piece &piece : Chunks(offset, length, kSlotSize)) {
-        auto slot = AcquireSlot(op);
-        if (!slot.ok())
-            return fail(slot.status());
-        const size_t local = *slot * kSlotSize;
+    for (const Piece &piece : Chunks(offset, length, StagingRing::kMaxExtent)) {
+        auto at = AcquireStaging(op, piece.length);
+        if (!at.ok())
+            return fail(at.status());
+        const size_t local = *at;
         const uint64_t read_seq = ++seq_;
-        slot_seq_[*slot] = read_seq;
         if (Replica &r = *members_[source].replica;
             !r.PostRead(piece.offset, kStagingId, local, piece.length, read_seq))
             MarkFailed(source, r.failure(), op);
@@ -110,7 +109,7 @@ Status Region::Impl::CopyExtent(size_t index, uint64_t offset, uint64_t length) 
         Replica &target = *members_[index].replica;
         const uint64_t write_seq = ++seq_;
         const uint64_t persist_seq = ++seq_;
-        slot_seq_[*slot] = write_seq;
+        ring_.Retag(write_seq);
         if (!target.PostWrite(piece.offset, kStagingId, local, piece.length, write_seq) ||
             !target.PostPersist(piece.offset, piece.length, persist_seq))
             return fail(target.failure());
@@ -222,7 +221,7 @@ Status Region::Impl::Repair(size_t index, const RepairOptions &options) {
                                     options_.operation_timeout, m.data_address);
     if (!replica.ok())
         return replica.status().WithReplica(index, m.address);
-    if (Status s = (*replica)->Register(kStagingId, staging_); !s.ok())
+    if (Status s = (*replica)->Register(kStagingId, ring_.memory()); !s.ok())
         return s.WithReplica(index, m.address);
     for (const Registered &r : registered_)
         if (Status s = (*replica)->Register(r.id, r.bytes); !s.ok())

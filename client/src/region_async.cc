@@ -1,0 +1,179 @@
+// Region's asynchronous operations: posted on the submitting thread as the
+// synchronous ones are (the same posts, under the mutex), then completed by
+// one progress thread per Region, oldest first, which polls the replicas as
+// the synchronous waits do (AwaitReleasing: one poller at a time collects
+// everyone's completions). No thread runs an operation for the submitter.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "region_impl.h"
+
+namespace rpma::client {
+
+void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes, bool persist,
+                              Completion done) {
+    Pending p;
+    p.op = {persist ? Op::Kind::kWritePersist : Op::Kind::kWrite, offset, bytes.size()};
+    p.done = std::move(done);
+    std::unique_lock lock(mu_);
+    AwaitInFlightRoom(lock);
+    if (!InRange(offset, bytes.size(), size_))
+        p.status = Status(StatusCode::kInvalidArgument, p.op.ToString() + ": beyond the region's " +
+                                                            std::to_string(size_) + " bytes");
+    else if (attention_ && !(p.status = Attend(p.op, true, false)).ok())
+        ;  // refused before anything was posted
+    else {
+        p.finish = p.pin = true;
+        p.status = PostWriteOp(p.op, offset, bytes, persist, &p.posted);
+    }
+    Enqueue(std::move(p));
+}
+
+void Region::Impl::PersistAsync(uint64_t offset, uint64_t length, Completion done) {
+    Pending p;
+    p.op = {Op::Kind::kPersist, offset, length};
+    p.done = std::move(done);
+    std::unique_lock lock(mu_);
+    AwaitInFlightRoom(lock);
+    if (!InRange(offset, length, size_))
+        p.status = Status(StatusCode::kInvalidArgument, p.op.ToString() + ": beyond the region's " +
+                                                            std::to_string(size_) + " bytes");
+    else if (attention_ && !(p.status = Attend(p.op, true, false)).ok())
+        ;
+    else {
+        p.finish = true;
+        p.status = PostPersistOp(p.op, offset, length, &p.posted);
+    }
+    Enqueue(std::move(p));
+}
+
+void Region::Impl::CommitAsync(std::vector<Batch::Entry> entries, Completion done) {
+    Pending p;
+    p.op = {Op::Kind::kBatch};
+    p.done = std::move(done);
+    std::vector<Span> ranges;
+    for (const Batch::Entry &e : entries) {
+        if (!InRange(e.offset, e.bytes.size(), size_) && p.status.ok())
+            p.status = Status(StatusCode::kInvalidArgument,
+                              "batch: " + Describe("write", e.offset, e.bytes.size()) +
+                                  " is beyond the region's " + std::to_string(size_) + " bytes");
+        ranges.push_back({e.offset, e.bytes.size()});
+    }
+    const Span covering = Covering(ranges);
+    p.op = {Op::Kind::kBatch, covering.offset, covering.length, entries.size()};
+    std::unique_lock lock(mu_);
+    AwaitInFlightRoom(lock);
+    if (!p.status.ok())
+        ;
+    else if (attention_ && !(p.status = Attend(p.op, true, false)).ok())
+        ;
+    else {
+        for (size_t i = 0; authority_ && i < entries.size() && p.status.ok(); ++i)
+            p.status = NoteActivity(p.op, entries[i].offset, entries[i].bytes.size());
+        if (p.status.ok()) {
+            p.finish = p.pin = true;
+            p.status = PostCommitOp(p.op, entries.data(), entries.size(), &p.posted);
+        }
+    }
+    Enqueue(std::move(p));
+}
+
+void Region::Impl::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t index,
+                             Completion done) {
+    Pending p;
+    p.op = {Op::Kind::kRead, offset, out.size(), 0, index};
+    p.done = std::move(done);
+    std::unique_lock lock(mu_);
+    AwaitInFlightRoom(lock);
+    if (!InRange(offset, out.size(), size_))
+        p.status = Status(StatusCode::kInvalidArgument, p.op.ToString() + ": beyond the region's " +
+                                                            std::to_string(size_) + " bytes");
+    else if (attention_ && !(p.status = Attend(p.op, false)).ok())
+        ;
+    else if (attention_ && read_only_ && !legacy_)
+        // A reader's read is confirmed against the record afterwards: done
+        // here, completed in order.
+        p.status = ReadConfirmed(p.op, offset, out, index);
+    else if (size_t taken = 0;
+             (p.status = PostReadPiece(p.op, offset, out, index, &p.posted, &taken)).ok() &&
+             taken < out.size()) {
+        // Larger than one piece: the first posted, the rest read here (a
+        // read of more than 1 MiB into an unregistered buffer is done in
+        // the call), completed in order.
+        Posted first = p.posted;
+        p.posted = {};
+        p.status = AwaitPosted(p.op, first);
+        if (p.status.ok())
+            p.status = ReadLocked(p.op, offset + taken, out.subspan(taken), index);
+    }
+    Enqueue(std::move(p));
+}
+
+void Region::Impl::AwaitInFlightRoom(std::unique_lock<std::mutex> &lock) {
+    if (std::this_thread::get_id() == progress_id_)
+        return;
+    room_cv_.wait(lock, [this] { return in_flight_.size() < max_in_flight_; });
+}
+
+void Region::Impl::Enqueue(Pending pending) {
+    pending.deadline = CoarseNow() + options_.operation_timeout;
+    in_flight_.push_back(std::move(pending));
+    if (!progress_.joinable()) {
+        progress_ = std::thread([this] { ProgressLoop(); });
+        progress_id_ = progress_.get_id();
+    }
+    pending_cv_.notify_one();
+}
+
+Status Region::Impl::Complete(Pending &p) {
+    Status s = p.status;
+    if (s.ok())
+        s = AwaitPosted(p.op, p.posted, p.deadline);
+    if (p.finish)
+        s = Finish(p.op, std::move(s));
+    if (p.pin)
+        s = Pinned(p.op, std::move(s));
+    return s;
+}
+
+void Region::Impl::ProgressLoop() {
+    std::vector<std::pair<Completion, Status>> ready;
+    std::unique_lock lock(mu_);
+    for (;;) {
+        pending_cv_.wait(lock, [this] { return progress_stopping_ || !in_flight_.empty(); });
+        if (in_flight_.empty())
+            return;  // stopping, and every submission completed
+        // The oldest (which may wait, mu_ released), then every later one
+        // already done: their callbacks run together, without mu_.
+        do {
+            Pending &p = in_flight_.front();
+            Status s = Complete(p);
+            ready.emplace_back(std::move(p.done), std::move(s));
+            in_flight_.pop_front();
+        } while (!in_flight_.empty() &&
+                 (!in_flight_.front().status.ok() || PostedDone(in_flight_.front().posted)));
+        room_cv_.notify_all();
+        lock.unlock();
+        for (auto &[done, status] : ready)
+            if (done)
+                done(std::move(status));
+        ready.clear();
+        lock.lock();
+    }
+}
+
+void Region::Impl::StopProgress() {
+    {
+        std::lock_guard lock(mu_);
+        progress_stopping_ = true;
+    }
+    pending_cv_.notify_all();
+    if (progress_.joinable())
+        progress_.join();
+}
+
+}  // namespace rpma::client
