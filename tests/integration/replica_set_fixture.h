@@ -65,6 +65,27 @@ inline int Iterations() {
     return n != nullptr && std::atoi(n) > 0 ? std::atoi(n) : 1;
 }
 
+// Bytes received and not yet read on the established loopback sockets
+// whose local port is `port` (a stopped daemon's data plane): what clients
+// sent it that it has not taken.
+inline size_t Unread(int port) {
+    std::ifstream tcp("/proc/net/tcp");
+    std::string line;
+    std::getline(tcp, line);  // the header
+    size_t unread = 0;
+    while (std::getline(tcp, line)) {
+        std::istringstream fields(line);
+        std::string sl, local, remote, state, queues;
+        fields >> sl >> local >> remote >> state >> queues;
+        const size_t colon = local.find(':'), split = queues.find(':');
+        if (state != "01" || colon == std::string::npos || split == std::string::npos)
+            continue;
+        if (std::stoi(local.substr(colon + 1), nullptr, 16) == port)
+            unread += std::stoul(queues.substr(split + 1), nullptr, 16);
+    }
+    return unread;
+}
+
 class ReplicaSetTest : public ::testing::Test {
   protected:
     void StartDaemons(size_t count, std::string config_yaml = "") {

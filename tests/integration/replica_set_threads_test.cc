@@ -10,9 +10,7 @@
 //   record holds the same whole write on every replica in sync (the
 //   replicas executed overlapping writes in one order).
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 #include "tests/integration/replica_set_fixture.h"
 
@@ -36,27 +34,6 @@ std::vector<std::byte> SharedBytes(size_t record, uint32_t thread, uint32_t n) {
     for (size_t k = 8; k < kRecord; ++k)
         bytes[k] = static_cast<std::byte>((record * 131 + thread * 31 + n * 7 + k) & 0xff);
     return bytes;
-}
-
-// Bytes received and not yet read on the established loopback sockets
-// whose local port is `port` (a stopped daemon's data plane): what clients
-// sent it that it has not taken.
-size_t Unread(int port) {
-    std::ifstream tcp("/proc/net/tcp");
-    std::string line;
-    std::getline(tcp, line);  // the header
-    size_t unread = 0;
-    while (std::getline(tcp, line)) {
-        std::istringstream fields(line);
-        std::string sl, local, remote, state, queues;
-        fields >> sl >> local >> remote >> state >> queues;
-        const size_t colon = local.find(':'), split = queues.find(':');
-        if (state != "01" || colon == std::string::npos || split == std::string::npos)
-            continue;
-        if (std::stoi(local.substr(colon + 1), nullptr, 16) == port)
-            unread += std::stoul(queues.substr(split + 1), nullptr, 16);
-    }
-    return unread;
 }
 
 class ReplicaSetThreadsTest : public ReplicaSetTest {
