@@ -450,16 +450,14 @@ Status Region::Impl::PostWriteOp(const Op &op, uint64_t offset, std::span<const 
     return Status();
 }
 
-Status Region::Impl::AwaitPosted(const Op &op, const Posted &posted,
-                                 std::chrono::nanoseconds deadline) {
+Status Region::Impl::AwaitPosted(const Op &op, const Posted &posted) {
     if (posted.seq == 0)
         return Status();
     const uint64_t seq = posted.seq;
     Status s;
     if (posted.read) {
         s = AwaitReleasing(
-            op, Need::kOne, [seq](Replica &r) { return r.Completed(seq); }, posted.replica,
-            deadline);
+            op, Need::kOne, [seq](Replica &r) { return r.Completed(seq); }, posted.replica);
         if (posted.staged != SIZE_MAX) {
             if (s.ok())
                 std::memcpy(posted.out.data(), ring_.at(posted.staged), posted.out.size());
@@ -472,10 +470,10 @@ Status Region::Impl::AwaitPosted(const Op &op, const Posted &posted,
     }
     if (posted.persisted)
         s = AwaitReleasing(
-            op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; }, 0, deadline);
+            op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; }, 0);
     else
         s = AwaitReleasing(
-            op, Need::kQuorum, [seq](Replica &r) { return r.Completed(seq); }, 0, deadline);
+            op, Need::kQuorum, [seq](Replica &r) { return r.Completed(seq); }, 0);
     if (s.ok() && posted.acknowledge)
         Acknowledge(op, seq);
     return s;

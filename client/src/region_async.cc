@@ -120,7 +120,6 @@ void Region::Impl::AwaitInFlightRoom(std::unique_lock<std::mutex> &lock) {
 }
 
 void Region::Impl::Enqueue(Pending pending) {
-    pending.deadline = CoarseNow() + options_.operation_timeout;
     in_flight_.push_back(std::move(pending));
     if (!progress_.joinable()) {
         progress_ = std::thread([this] { ProgressLoop(); });
@@ -130,9 +129,15 @@ void Region::Impl::Enqueue(Pending pending) {
 }
 
 Status Region::Impl::Complete(Pending &p) {
+    // operation_timeout counts from when the operation is the oldest one
+    // outstanding, as a synchronous call's from when it starts to wait: a
+    // replica is marked failed for its silence, not for the depth of the
+    // queue ahead of the operation (a hung replica holds up the oldest
+    // operation, which marks it failed within operation_timeout, and then
+    // no later one waits for it).
     Status s = p.status;
     if (s.ok())
-        s = AwaitPosted(p.op, p.posted, p.deadline);
+        s = AwaitPosted(p.op, p.posted);
     if (p.finish)
         s = Finish(p.op, std::move(s));
     if (p.pin)

@@ -269,11 +269,9 @@ class Region::Impl {
                          Posted *posted, size_t *taken);
     // Whether replica `index` may be read (in sync), else why not.
     Status Readable(const Op &op, size_t index) const;
-    // Waits (mu_ released meanwhile) until what `posted` left is met, by
-    // `deadline` (0: operation_timeout from now); then a staged read's
+    // Waits (mu_ released meanwhile) until what `posted` left is met; then a staged read's
     // bytes are copied out and an acknowledged operation remembered.
-    Status AwaitPosted(const Op &op, const Posted &posted,
-                       std::chrono::nanoseconds deadline = std::chrono::nanoseconds(0));
+    Status AwaitPosted(const Op &op, const Posted &posted);
     // Whether AwaitPosted would return at once.
     bool PostedDone(const Posted &posted);
     Status WriteLocked(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
@@ -380,8 +378,7 @@ class Region::Impl {
     // could take (a staging slot is chosen and posted to without a wait in
     // between: SlotWithRoom).
     template <typename Done>
-    Status AwaitReleasing(const Op &op, Need need, const Done &done, size_t only = 0,
-                          std::chrono::nanoseconds deadline = std::chrono::nanoseconds(0));
+    Status AwaitReleasing(const Op &op, Need need, const Done &done, size_t only = 0);
     // One round of the poller (mu_ held on entry and on return, released
     // in between): the likeliest of waiting_ read inline for kInlineSlice
     // (kPollSlice when it is the only one),
@@ -476,7 +473,6 @@ class Region::Impl {
         // not a refusal before anything was posted.
         bool finish = false;
         bool pin = false;
-        std::chrono::nanoseconds deadline{0};
         Completion done;
     };
     // Queues `pending` for the progress thread (started on first use).
@@ -636,8 +632,7 @@ Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t onl
 }
 
 template <typename Done>
-Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done, size_t only,
-                                    std::chrono::nanoseconds deadline) {
+Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done, size_t only) {
     auto finish = [&](Outcome outcome) {
         if (outcome == Outcome::kQuorumLost)
             return QuorumLost(op);
@@ -648,8 +643,7 @@ Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done, s
     if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
         return finish(outcome);
     std::chrono::nanoseconds now = CoarseNow();
-    if (deadline.count() == 0)
-        deadline = now + options_.operation_timeout;
+    const std::chrono::nanoseconds deadline = now + options_.operation_timeout;
     ProgressAll(op);
     bool collected = false;
     for (bool first = true;; first = false) {
