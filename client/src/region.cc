@@ -160,7 +160,8 @@ void Region::Impl::WaitForAny(const Op &op, std::chrono::milliseconds timeout) {
     }
 }
 
-void Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
+std::chrono::nanoseconds Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
+    std::chrono::nanoseconds relocking{0};
     // As WaitForAny: the replica posted to last of those not behind, inline.
     size_t pick = waiting_.front();
     for (size_t i : waiting_)
@@ -174,7 +175,7 @@ void Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
     poller_ = true;
     mu_.unlock();
     const int waited = picked->AwaitEvent(std::min(timeout, slice));
-    mu_.lock();
+    relocking += Relock();
     bool fired = false;
     // (Marked failed, or even replaced by a Readd, meanwhile: nothing to take.)
     if (members_[pick].replica.get() == picked && !Out(members_[pick].state) &&
@@ -197,7 +198,7 @@ void Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
         mu_.unlock();
         (void)poll(poller_fds_.data(), poller_fds_.size(),
                    static_cast<int>(std::min(timeout - slice, kPollSlice).count()));
-        mu_.lock();
+        relocking += Relock();
         poller_sleeping_ = false;
         uint64_t woken = 0;
         const ssize_t drained = read(wake_fd_, &woken, sizeof woken);
@@ -219,9 +220,10 @@ void Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
         ProgressAll(op);
         progress_cv_.notify_all();
     }
+    return relocking;
 }
 
-void Region::Impl::AwaitPoller(std::chrono::milliseconds timeout) {
+std::chrono::nanoseconds Region::Impl::AwaitPoller(std::chrono::milliseconds timeout) {
     if (poller_sleeping_) {
         poller_sleeping_ = false;
         const uint64_t one = 1;
@@ -229,8 +231,10 @@ void Region::Impl::AwaitPoller(std::chrono::milliseconds timeout) {
         (void)written;  // a full counter wakes it as well
     }
     ++waiters_;
+    const std::chrono::nanoseconds before = CoarseNow();
     (void)progress_cv_.wait_for(mu_, timeout);
     --waiters_;
+    return std::max(std::chrono::nanoseconds(0), CoarseNow() - before - timeout);
 }
 
 Status Region::Impl::EnsureRoom(const Op &op, bool persist, size_t requests) {

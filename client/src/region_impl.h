@@ -385,9 +385,21 @@ class Region::Impl {
     // then, if nothing came, every replica with work outstanding watched
     // (poll(2)) up to `timeout` (kPollSlice at most); then everything
     // collected, the waiters woken.
-    void PollRound(const Op &op, std::chrono::milliseconds timeout);
+    // Returns how long it waited to take mu_ back (see Relock).
+    std::chrono::nanoseconds PollRound(const Op &op, std::chrono::milliseconds timeout);
     // A non-poller's wait, up to `timeout`, for the poller's next round.
-    void AwaitPoller(std::chrono::milliseconds timeout);
+    // Returns how much longer than `timeout` it took (mu_ held elsewhere).
+    std::chrono::nanoseconds AwaitPoller(std::chrono::milliseconds timeout);
+    // Takes mu_ back; returns how long that took. A data-path wait does not
+    // count that time against its replicas' operation_timeout: meanwhile
+    // another thread held mu_ (recording a failure on the control plane,
+    // copying a repair's extent) and nobody could collect their completions,
+    // so their silence says nothing of them.
+    std::chrono::nanoseconds Relock() {
+        const std::chrono::nanoseconds before = CoarseNow();
+        mu_.lock();
+        return CoarseNow() - before;
+    }
     // Await's verdict now. kWaiting leaves the replicas still to be heard
     // from in waiting_.
     enum class Outcome { kMet, kWaiting, kQuorumLost, kReplicaFailed };
@@ -643,7 +655,7 @@ Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done, s
     if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
         return finish(outcome);
     std::chrono::nanoseconds now = CoarseNow();
-    const std::chrono::nanoseconds deadline = now + options_.operation_timeout;
+    std::chrono::nanoseconds deadline = now + options_.operation_timeout;
     ProgressAll(op);
     bool collected = false;
     for (bool first = true;; first = false) {
@@ -666,10 +678,7 @@ Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done, s
             continue;
         }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
-        if (poller_)
-            AwaitPoller(left);
-        else
-            PollRound(op, left);
+        deadline += poller_ ? AwaitPoller(left) : PollRound(op, left);
     }
 }
 
