@@ -109,16 +109,16 @@ const char *rpma_client_last_error(void);
  * against a newer header, asking for something this library cannot do).
  */
 struct rpma_client_open_options {
-    size_t size;          /* sizeof(struct rpma_client_open_options) */
-    unsigned flags;       /* RPMA_CLIENT_OPEN_* */
-    uint64_t create_size; /* > 0: create where missing; 0: must exist */
-    size_t quorum;        /* 0: all replicas */
+    size_t size;                   /* sizeof(struct rpma_client_open_options) */
+    unsigned flags;                /* RPMA_CLIENT_OPEN_* */
+    uint64_t create_size;          /* > 0: create where missing; 0: must exist */
+    size_t quorum;                 /* 0: all replicas */
     unsigned operation_timeout_ms; /* 0: 10000 ms */
     /* Asynchronous operations outstanding at once (OpenOptions::
      * max_in_flight); a submission past it blocks until the oldest
      * completes. 0: 64. */
     size_t max_in_flight;
-    const char *admin_token;  /* NULL: none */
+    const char *admin_token; /* NULL: none */
     /* For daemons with sessions.client_tokens_file; NULL: none. */
     const char *client_token;
     const char *ca_file; /* PEM CA bundle; NULL: plaintext unless cert_file */
@@ -164,12 +164,15 @@ int rpma_client_region_open_ex(const char *const *addresses, size_t count, const
 #define RPMA_CLIENT_OP_READ 4
 #define RPMA_CLIENT_OP_COMMIT 5
 
+/* Its layout is fixed (callers allocate arrays of it): a later version
+ * would add a poll call of its own rather than fields. */
 struct rpma_client_completion {
     void *user_data; /* as submitted */
     int status;      /* RPMA_CLIENT_OK or an RPMA_CLIENT_E_* code */
     int op;          /* RPMA_CLIENT_OP_* */
-    /* Why it failed ("" on success): valid until the calling thread's next
-     * rpma_client_poll (of any region) or the region's close. */
+    /* Why it failed ("" on success), as rpma_client_last_error would say:
+     * valid until the calling thread's next rpma_client_poll (of any
+     * region). */
     const char *message;
 };
 
@@ -187,7 +190,8 @@ int rpma_client_read_async(struct rpma_client_region *region, size_t replica, ui
  * or close it). RPMA_CLIENT_E_EXHAUSTED when no descriptor could be made. */
 int rpma_client_poll_fd(struct rpma_client_region *region);
 /* Copies up to `max` completed operations, oldest first, into `out`;
- * never blocks. Returns how many (0: none ready), or RPMA_CLIENT_E_INVAL. */
+ * never blocks. Returns how many (0: none ready), or RPMA_CLIENT_E_INVAL
+ * (NULL region, or NULL out with max > 0). */
 int rpma_client_poll(struct rpma_client_region *region, struct rpma_client_completion *out,
                      size_t max);
 
