@@ -3,7 +3,7 @@
 // a lib directory, the examples compiled there with the system's compiler
 // (cc, c++ -std=c++20; no Bazel, no gRPC or protobuf headers on the include
 // path) and run against three real rpmad processes on loopback. Also: what
-// the library exports is its API in one version node, nothing more.
+// the library exports is its API in its version nodes, nothing more.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -117,7 +117,7 @@ class InstalledClientTest : public ::testing::Test {
     std::vector<std::unique_ptr<Rpmad>> daemons_;
 };
 
-TEST_F(InstalledClientTest, ExportsItsApiInOneVersionNodeAndHasItsSoname) {
+TEST_F(InstalledClientTest, ExportsItsApiInItsVersionNodesAndHasItsSoname) {
     std::string out;
     ASSERT_TRUE(RunToEnd({"/usr/bin/objdump", "-p", prefix_ + "/lib/librpma_client.so.1"}, &out));
     EXPECT_TRUE(std::regex_search(out, std::regex(R"(SONAME\s+librpma_client\.so\.1\n)"))) << out;
@@ -125,14 +125,14 @@ TEST_F(InstalledClientTest, ExportsItsApiInOneVersionNodeAndHasItsSoname) {
         {"/usr/bin/readelf", "--dyn-syms", "--wide", prefix_ + "/lib/librpma_client.so.1"}, &out));
     // Value Size Type Bind Vis Ndx Name: the defined ones.
     const std::regex defined(R"(^\s*\d+: [0-9a-f]+\s+\d+ (\w+)\s+(\w+)\s+\w+\s+(\d+|ABS) (\S+))");
-    size_t c_api = 0, cpp_api = 0;
+    size_t c_api = 0, c_api_1_1 = 0, cpp_api = 0;
     std::istringstream lines(out);
     for (std::string line; std::getline(lines, line);) {
         std::smatch m;
         if (!std::regex_search(line, m, defined) || m[1] == "SECTION")
             continue;
         const std::string name = m[4];
-        if (name == "RPMA_CLIENT_1.0")
+        if (name == "RPMA_CLIENT_1.0" || name == "RPMA_CLIENT_1.1")
             continue;
         // libstdc++'s own inline instantiations (std::string's members) that
         // the library also defines: the dynamic linker binds either copy.
@@ -140,6 +140,12 @@ TEST_F(InstalledClientTest, ExportsItsApiInOneVersionNodeAndHasItsSoname) {
              name.rfind("_ZNKSt7__cxx1112basic_string", 0) == 0) &&
             m[2] == "WEAK")
             continue;
+        // 1.1: the C calls added since (asynchronous operations, batches,
+        // open_ex); a program using them needs that node to load.
+        if (name.rfind("rpma_client_", 0) == 0 && name.ends_with("@@RPMA_CLIENT_1.1")) {
+            ++c_api_1_1;
+            continue;
+        }
         ASSERT_TRUE(name.ends_with("@@RPMA_CLIENT_1.0")) << "exported outside the node: " << line;
         if (name.rfind("rpma_client_", 0) == 0)
             ++c_api;
@@ -152,6 +158,8 @@ TEST_F(InstalledClientTest, ExportsItsApiInOneVersionNodeAndHasItsSoname) {
     // replica_state, region_generation); Region's public members,
     // Status::ToString, StatusCodeName.
     EXPECT_EQ(c_api, 13u) << out;
+    // open_ex, 4 *_async, poll_fd, poll, 5 batch_*, commit, commit_async.
+    EXPECT_EQ(c_api_1_1, 14u) << out;
     EXPECT_GE(cpp_api, 18u) << out;
 }
 
