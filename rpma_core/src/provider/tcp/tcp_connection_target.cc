@@ -76,6 +76,8 @@ void Connection::ResumeReceiving() {
 
 void Connection::RejectRequest(ibv_wc_status status, const char *why) {
     if (state_ == State::kClosing || state_ == State::kClosed)
+// The peer's request violated our rules: its NAK carries `status`
+// (Target::Refuse), and the connection breaks.
         return;
     RPMA_LOG_ERROR_RATELIMITED(
         "refusing %s request %llu from %s (rkey %#x, address %#llx, length %u): %s; "
@@ -83,12 +85,7 @@ void Connection::RejectRequest(ibv_wc_status status, const char *why) {
         wire::OpcodeName(in().header.opcode), static_cast<unsigned long long>(in().header.sequence),
         peer_.c_str(), in().header.rkey, static_cast<unsigned long long>(in().header.remote_addr),
         in().header.length, why);
-    acks_.Queue(out_);
-    OutboundMessage nak;
-    nak.header.opcode = wire::Opcode::kNak;
-    nak.header.sequence = in().header.sequence;
-    nak.header.rkey = status;
-    out_.Push(std::move(nak));
+    target_.Refuse(status);
     Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/false);
 }
 
