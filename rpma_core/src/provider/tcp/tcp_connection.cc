@@ -68,7 +68,7 @@ int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
         connection->CloseNow();
         return err;
     }
-    connection->timer_.Arm(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    connection->timer_.Arm(TimerPurpose::kHandshake, Handshake::kPassiveTimeoutMs);
     return 0;
 }
 
@@ -222,8 +222,8 @@ void Connection::AfterProgress() {
     }
     // Both goodbyes exchanged and everything sent: end our half of the
     // stream; the peer's end of stream then completes the disconnect.
-    if (state_ == State::kDisconnecting && sent_disconnect_ && received_disconnect_ &&
-        out_.Empty() && !write_shut_down_) {
+    if (state_ == State::kDisconnecting && handshake_.sent_disconnect() &&
+        handshake_.peer_disconnected() && out_.Empty() && !write_shut_down_) {
         shutdown(socket_.Get(), SHUT_WR);
         write_shut_down_ = true;
     }
@@ -354,7 +354,7 @@ void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {
             CloseNow();
             return;
         case State::kRequestQueued:
-            request_failed_ = true;
+            handshake_.RequestFailed();
             CloseNow();
             return;
         default:
@@ -390,7 +390,7 @@ void Connection::OnPeerGone(int error) {
         case State::kRequestQueued:
             RPMA_LOG_NOTICE_RATELIMITED("%s withdrew its connection request (%s)", peer_.c_str(),
                                         reason);
-            request_failed_ = true;
+            handshake_.RequestFailed();
             CloseNow();
             return;
         case State::kAwaitingReply:

@@ -140,13 +140,6 @@ class Connection final : public EventHandler,
     DirectRead WaitDirect(bool *muted, CompletionQueue *const *caught);
 
   private:
-    // A passive side gives a peer this long to send its CONNECT_REQUEST, and
-    // to send its READY_TO_USE after ACCEPT, so a silent client cannot pin a
-    // socket.
-    static constexpr int kPassiveHandshakeTimeoutMs = 10000;
-    // How long a disconnect waits for the peer's DISCONNECT and end of stream.
-    static constexpr int kDisconnectTimeoutMs = 2000;
-
     using State = ConnectionState;
     using TimerPurpose = ConnectionTimer::Purpose;
 
@@ -272,14 +265,11 @@ class Connection final : public EventHandler,
     sockaddr_storage peer_address_{};  // AF_UNSPEC until a socket is attached
     PeerLiveness liveness_;
     std::weak_ptr<RequestQueue> requests_;
-    bool request_failed_ = false;
     Handshake handshake_;
 
     SignalingQueue<CmEvent> events_;
     bool final_event_sent_ = false;
     bool disconnected_event_sent_ = false;
-    bool sent_disconnect_ = false;
-    bool received_disconnect_ = false;
 
     bool has_qp_ = false;
     QueuePairBinding qp_;

@@ -84,7 +84,7 @@ int Connection::Accept(const void *private_data, uint8_t length) {
     }
     if (const int err = Handshake::CheckPrivateData(private_data, length, "accept"); err != 0)
         return err;
-    if (request_failed_) {
+    if (handshake_.request_failed()) {
         RPMA_LOG_ERROR("cannot accept the connection from %s: the peer gave up on it",
                        peer_.c_str());
         Emit(CmEventType::kConnectError);
@@ -101,7 +101,7 @@ int Connection::Accept(const void *private_data, uint8_t length) {
     }
     out_.Push(Handshake::Accept(qp_.sq_size, private_data, length));
     MoveTo(State::kAwaitingRtu);
-    timer_.Arm(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    timer_.Arm(TimerPurpose::kHandshake, Handshake::kPassiveTimeoutMs);
     AfterProgress();
     return 0;
 }
@@ -112,16 +112,14 @@ int Connection::Reject() {
         RPMA_LOG_ERROR("cannot reject an outgoing connection");
         return EINVAL;
     }
-    if (request_failed_)
+    if (handshake_.request_failed())
         return 0;
     if (state_ != State::kRequestQueued) {
         RPMA_LOG_ERROR("cannot reject: the connection is %s, not a pending request",
                        ConnectionStateName(state_));
         return EINVAL;
     }
-    OutboundMessage reject;
-    reject.header.opcode = wire::Opcode::kReject;
-    out_.Push(std::move(reject));
+    out_.Push(Handshake::Reject());
     BeginClosing();
     AfterProgress();
     return 0;
@@ -132,13 +130,10 @@ int Connection::Disconnect() {
     switch (state_) {
         case State::kEstablished: {
             acks_.Queue(out_);
-            OutboundMessage goodbye;
-            goodbye.header.opcode = wire::Opcode::kDisconnect;
-            out_.Push(std::move(goodbye));
-            sent_disconnect_ = true;
+            out_.Push(handshake_.Disconnect());
             MoveTo(State::kDisconnecting);
             Act(target_.StopApplying());
-            timer_.Arm(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+            timer_.Arm(TimerPurpose::kLinger, Handshake::kDisconnectTimeoutMs);
             break;
         }
         case State::kDisconnecting:
@@ -172,9 +167,7 @@ void Connection::Abandon() {
     switch (state_) {
         case State::kRequestQueued: {
             // rdma_destroy_id on an unanswered request rejects it.
-            OutboundMessage reject;
-            reject.header.opcode = wire::Opcode::kReject;
-            out_.Push(std::move(reject));
+            out_.Push(Handshake::Reject());
             BeginClosing();
             break;
         }
@@ -208,9 +201,7 @@ void Connection::OnConnectRequest() {
             // Tell it, so that it reports REJECTED.
             RPMA_LOG_NOTICE_RATELIMITED(
                 "rejecting the connection request from %s: another version of rpma", peer_.c_str());
-            OutboundMessage reject;
-            reject.header.opcode = wire::Opcode::kReject;
-            out_.Push(std::move(reject));
+            out_.Push(Handshake::Reject());
             BeginClosing();
             return;
         }
@@ -221,9 +212,7 @@ void Connection::OnConnectRequest() {
     if (requests == nullptr || !requests->Offer(shared_from_this())) {
         RPMA_LOG_NOTICE("rejecting the connection request from %s: the listener is closed",
                         peer_.c_str());
-        OutboundMessage reject;
-        reject.header.opcode = wire::Opcode::kReject;
-        out_.Push(std::move(reject));
+        out_.Push(Handshake::Reject());
         BeginClosing();
     }
 }
@@ -240,17 +229,14 @@ void Connection::OnAccept() {
 }
 
 void Connection::OnDisconnectMessage() {
-    if (!IsLive() || received_disconnect_)
+    if (!IsLive() || handshake_.peer_disconnected())
         return ProtocolError("unexpected DISCONNECT");
-    received_disconnect_ = true;
+    handshake_.PeerDisconnected();
     acks_.Queue(out_);
-    if (!sent_disconnect_) {
-        OutboundMessage goodbye;
-        goodbye.header.opcode = wire::Opcode::kDisconnect;
-        out_.Push(std::move(goodbye));
-        sent_disconnect_ = true;
+    if (!handshake_.sent_disconnect()) {
+        out_.Push(handshake_.Disconnect());
         MoveTo(State::kDisconnecting);
-        timer_.Arm(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+        timer_.Arm(TimerPurpose::kLinger, Handshake::kDisconnectTimeoutMs);
     }
 }
 
@@ -303,12 +289,12 @@ void Connection::OnTimer(TimerPurpose purpose) {
                 RPMA_LOG_INFO_RATELIMITED(
                     "%s opened a connection but sent no connection request within "
                     "%d ms; closing it",
-                    peer_.c_str(), kPassiveHandshakeTimeoutMs);
+                    peer_.c_str(), Handshake::kPassiveTimeoutMs);
                 CloseNow();
             } else if (state_ == State::kAwaitingRtu) {
                 RPMA_LOG_ERROR_RATELIMITED(
                     "%s did not confirm the accepted connection within %d ms", peer_.c_str(),
-                    kPassiveHandshakeTimeoutMs);
+                    Handshake::kPassiveTimeoutMs);
                 Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
             }
             return;
@@ -326,7 +312,7 @@ void Connection::OnTimer(TimerPurpose purpose) {
             if (state_ == State::kDisconnecting) {
                 RPMA_LOG_NOTICE_RATELIMITED(
                     "%s did not complete the disconnect within %d ms; closing", peer_.c_str(),
-                    kDisconnectTimeoutMs);
+                    Handshake::kDisconnectTimeoutMs);
                 FinishDisconnect();
             } else if (state_ == State::kClosing) {
                 CloseNow();

@@ -12,7 +12,7 @@
 namespace rpma::provider::tcp {
 
 void Connection::OnRequestHeader() {
-    if (!IsLive() || received_disconnect_)
+    if (!IsLive() || handshake_.peer_disconnected())
         return ProtocolError("request outside an established connection");
     Act(target_.OnRequest());
 }
