@@ -103,7 +103,7 @@ int Connection::AttachSocket(UniqueFd socket) {
         RPMA_LOG_WARNING("cannot set TCP keepalive on the connection to %s: %s", peer_.c_str(),
                          strerror(err));
     }
-    socket_blocking_ = false;
+    inline_.Attached();
     write_shut_down_ = false;
     interest_ = WantedEvents();
     const int err = deps_.engine->Add(socket_.Get(), interest_, shared_from_this(), &socket_token_);
@@ -118,14 +118,7 @@ void Connection::DetachSocket() {
     if (!socket_.Valid())
         return;
     deps_.engine->Remove(socket_token_, socket_.Get());
-    if (reader_busy_) {
-        // Its number must not be reused under that recv: wake the reader
-        // (end of stream) and leave the close to it.
-        shutdown(socket_.Get(), SHUT_RDWR);
-        deferred_close_ = std::move(socket_);
-    } else {
-        socket_.Reset();
-    }
+    inline_.Release(&socket_);
     interest_ = 0;
 }
 
@@ -150,7 +143,7 @@ uint32_t Connection::WantedEvents() const {
     if (!ReadingEnabled()) {
         // RDHUP stays on while reading is paused so a vanished peer is noticed.
         events |= EPOLLRDHUP;
-    } else if (!lease_.Muted()) {
+    } else if (!inline_.lease().Muted()) {
         events |= EPOLLIN | EPOLLRDHUP;
     }
     // Otherwise a thread reading inline has the socket (or the linger after
@@ -160,7 +153,7 @@ uint32_t Connection::WantedEvents() const {
     // progress thread watches again and finds what happened meanwhile.
     // Messages waiting for their doorbell are not the progress thread's to
     // send (yet); EPOLLOUT is for a queue the socket did not take.
-    if (state_ == State::kConnecting || (!out_.Empty() && !lease_.DoorbellPending()))
+    if (state_ == State::kConnecting || (!out_.Empty() && !inline_.lease().DoorbellPending()))
         events |= EPOLLOUT;
     return events;
 }
@@ -175,7 +168,7 @@ void Connection::UpdateInterest() {
 }
 
 void Connection::FlushOutbound() {
-    lease_.DoorbellRung();
+    inline_.lease().DoorbellRung();
     if (!socket_.Valid() || state_ == State::kConnecting || out_.Empty())
         return;
     const OutboundQueue::FlushResult result = out_.Flush(socket_.Get());
@@ -270,15 +263,16 @@ void Connection::OnDeadline() {
     if (deadline_scheduled_ && deadline_at_ <= now)
         deadline_scheduled_ = false;
     liveness_.DeadlinePassed(now);
-    if (lease_.DoorbellDue(now))
+    InlineLease &lease = inline_.lease();
+    if (lease.DoorbellDue(now))
         RingDoorbell();
     if (liveness_.Due(now))
         LookAtPeer(now);
-    lease_.Expire(now, deps_.inline_linger_us->load(std::memory_order_relaxed));
-    if (lease_.DoorbellPending())
-        ScheduleDeadline(lease_.DoorbellBy());
-    if (lease_.Lingering())
-        ScheduleDeadline(lease_.Until());
+    lease.Expire(now, deps_.inline_linger_us->load(std::memory_order_relaxed));
+    if (lease.DoorbellPending())
+        ScheduleDeadline(lease.DoorbellBy());
+    if (lease.Lingering())
+        ScheduleDeadline(lease.Until());
     if (liveness_.Watching())
         ScheduleLook();
     UpdateInterest();

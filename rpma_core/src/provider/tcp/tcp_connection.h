@@ -23,7 +23,7 @@
 #include "rpma_core/src/provider/tcp/tcp_handshake.h"
 #include "rpma_core/src/provider/tcp/tcp_inbound_reader.h"
 #include "rpma_core/src/provider/tcp/tcp_initiator.h"
-#include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
+#include "rpma_core/src/provider/tcp/tcp_inline_progress.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
@@ -98,16 +98,12 @@ class Connection final : public EventHandler,
     void ResumeReceiving() override;
     std::weak_ptr<ReceiveWaiter> WeakWaiter() override { return weak_from_this(); }
 
-    // Inline progress (see tcp_completion_channel.h): an application thread
-    // waiting for this connection's completions reads its socket itself.
-    //
-    // Before each poll: sends what waits for a doorbell; when the socket can
-    // be read, mutes its EPOLLIN in the progress engine (once per waiter,
-    // counted across waiters) and returns it for the waiter to poll;
-    // otherwise lifts this waiter's mute and returns -1. *muted is the
-    // waiter's own state.
-    // *token names the socket (engine registration token, never reused);
-    // a readable socket `watcher` does not watch yet is handed to it.
+    // Inline progress (tcp_completion_channel.h calls it; the waiters, the
+    // lease and the direct read are InlineProgress's). Each call first sends
+    // what waits for a doorbell; *muted is the waiter's own state.
+    // Before each poll: mutes the socket's EPOLLIN and returns it while it
+    // can be read (handed to `watcher` unless it watches *token already);
+    // otherwise lifts this waiter's mute and returns -1.
     int PrepareInlineWait(bool *muted, uint64_t *token, InlineWatcher *watcher);
     // Hands the socket to `watcher` again (after it rebuilt its set) if
     // this waiter still mutes it.
@@ -123,20 +119,10 @@ class Connection final : public EventHandler,
     // (never blocks: the reads are non-blocking anyway) and skips the read
     // right after a post. True when it read.
     bool DriveInbound(bool try_only);
-
-    // The inline wait of a thread that waits on this connection alone: what
-    // PrepareInlineWait does, then one blocking recv on the socket (bounded
-    // by kDirectReadTimeoutUs, as SO_RCVTIMEO) instead of epoll_wait and a
-    // non-blocking recv, then the same inbound processing as DriveInbound;
-    // when that made the completion the waiter wants (*caught set), the
-    // wait ends here too (EndInlineWait). The lock is not held across the
-    // recv; meanwhile nobody else reads the socket (reader_busy_) and a close
-    // is deferred to the reader (shutdown wakes it).
-    enum class DirectRead {
-        kRead,         // read (or the connection changed): wait on
-        kTimedOut,     // nothing arrived in time: wait with epoll instead
-        kUnavailable,  // not for this connection now: wait with epoll
-    };
+    // Waiting on this connection alone: one blocking recv without the lock,
+    // then DriveInbound's processing; the wait ends once *caught is set.
+    // kRead: wait on; otherwise wait with epoll (kTimedOut: nothing came).
+    enum class DirectRead { kRead, kTimedOut, kUnavailable };
     DirectRead WaitDirect(bool *muted, CompletionQueue *const *caught);
 
   private:
@@ -161,7 +147,8 @@ class Connection final : public EventHandler,
     void UpdateInterest();
     // Sends what posts left queued for the next doorbell.
     void RingDoorbell();
-    // Liveness: begins the looks at the peer unless they run (or are off).
+    void EndInlineWaitLocked(bool *muted);
+    // Liveness: the looks at the peer begin unless they run (or are off).
     void WatchPeer() {
         if (!liveness_.Watching()) [[unlikely]]
             StartWatchingPeer();
@@ -172,7 +159,6 @@ class Connection final : public EventHandler,
     void ScheduleLook();
     // One look, on the progress thread: probe, heartbeat, or break.
     void LookAtPeer(ProgressEngine::Clock::time_point now);
-    void EndInlineWaitLocked(bool *muted);
     void ScheduleDeadline(ProgressEngine::Clock::time_point at);
     // Sends what the socket takes now; the rest goes out on EPOLLOUT.
     void FlushOutbound();
@@ -187,10 +173,6 @@ class Connection final : public EventHandler,
     // enabled. `drained`: the last read came back short already. Nothing
     // while a blocking reader has the socket.
     void ReadInbound(bool drained = false);
-    // Clears O_NONBLOCK (every other socket call says MSG_DONTWAIT) and sets
-    // SO_RCVTIMEO, once per socket, for WaitDirect.
-    bool MakeSocketBlocking();
-    // The payload was revoked under its reading: NAK or local error.
     void OnPayloadRevoked();
     void BeginPayload(size_t length);
     void OnHeader();
@@ -246,15 +228,9 @@ class Connection final : public EventHandler,
     State state_;
     UniqueFd socket_;
     uint64_t socket_token_ = 0;
-    // WaitDirect is in recv on the socket, without the lock.
-    bool reader_busy_ = false;
-    // The socket was detached under that recv: its reader closes it.
-    UniqueFd deferred_close_;
-    bool socket_blocking_ = false;
     uint32_t interest_ = 0;
-    // Application threads waiting inline, the linger after them, and the
-    // doorbell.
-    InlineLease lease_;
+    // Application threads waiting inline: the lease, the direct read.
+    InlineProgress inline_;
     // The earliest OnDeadline asked of the engine, if any.
     bool deadline_scheduled_ = false;
     ProgressEngine::Clock::time_point deadline_at_;
@@ -273,8 +249,8 @@ class Connection final : public EventHandler,
 
     bool has_qp_ = false;
     QueuePairBinding qp_;
-    // The send queue and posting; borrows acks_, out_ and lease_.
-    Initiator initiator_{&out_, &acks_, &lease_};
+    // The send queue and posting; borrows acks_, out_ and the lease.
+    Initiator initiator_{&out_, &acks_, &inline_.lease()};
 
     Acknowledgements acks_;
     InboundReader reader_;

@@ -18,7 +18,7 @@
 namespace rpma::provider::tcp {
 
 void Connection::ReadInbound(bool drained) {
-    if (reader_busy_)
+    if (inline_.ReaderBusy())
         return;  // WaitDirect has the socket; it reads on return
     initiator_.Read();
     InboundReader::Budget budget;
