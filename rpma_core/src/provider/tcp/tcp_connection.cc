@@ -26,6 +26,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
@@ -80,6 +81,13 @@ Connection::Connection(const ConnectionDeps &deps, bool active)
               deps.persist_workers != nullptr) {}
 
 Connection::~Connection() = default;
+
+int Connection::PeerAddress(sockaddr_storage *address) const {
+    if (peer_address_.ss_family == AF_UNSPEC)
+        return ENOTCONN;
+    *address = peer_address_;
+    return 0;
+}
 
 void Connection::MoveTo(State next) {
     assert(IsConnectionMove(state_, next) && "a move tcp_connection_state.h does not allow");
@@ -167,6 +175,7 @@ void Connection::UpdateInterest() {
         interest_ = wanted;
 }
 
+// Sends what the socket takes now; the rest goes out on EPOLLOUT.
 void Connection::FlushOutbound() {
     inline_.lease().DoorbellRung();
     if (!socket_.Valid() || state_ == State::kConnecting || out_.Empty())
@@ -411,6 +420,7 @@ void Connection::FinishDisconnect() {
     CloseNow();
 }
 
+// Stop reading, send what is queued (bounded by a timer), then close.
 void Connection::BeginClosing() {
     MoveTo(State::kClosing);
     reader_.Reset();

@@ -5,13 +5,9 @@
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 
 #include <infiniband/verbs.h>
-#include <sys/uio.h>
 
-#include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,7 +24,6 @@
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 #include "rpma_core/src/provider/tcp/tcp_outbound_queue.h"
-#include "rpma_core/src/provider/tcp/tcp_persist_workers.h"
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_receive_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_send_queue.h"
@@ -75,12 +70,7 @@ class Connection final : public EventHandler,
         return handshake_.peer_private_data();
     }
     // Where the socket leads, as it was when attached.
-    int PeerAddress(sockaddr_storage *address) const {
-        if (peer_address_.ss_family == AF_UNSPEC)
-            return ENOTCONN;
-        *address = peer_address_;
-        return 0;
-    }
+    int PeerAddress(sockaddr_storage *address) const;
     int EventFd() const { return events_.Fd(); }
     int NextEvent(CmEvent *event) { return events_.Pop(event); }
 
@@ -105,19 +95,12 @@ class Connection final : public EventHandler,
     // can be read (handed to `watcher` unless it watches *token already);
     // otherwise lifts this waiter's mute and returns -1.
     int PrepareInlineWait(bool *muted, uint64_t *token, InlineWatcher *watcher);
-    // Hands the socket to `watcher` again (after it rebuilt its set) if
-    // this waiter still mutes it.
+    // After `watcher` rebuilt its set: the socket again, if still muted.
     void RewatchInline(bool muted, InlineWatcher *watcher);
-    // Lifts this waiter's mute, if any. The last waiter leaves the mute in
-    // place for the inline linger (Device::SetInlineLinger): a wait within
-    // it takes the mute over without a syscall, otherwise the progress
-    // thread lifts it when the linger expires.
+    // Lifts this waiter's mute; the last leaves the inline linger.
     void EndInlineWait(bool *muted);
-    // Runs the inbound processing the progress thread runs for a readable
-    // socket, under the connection's lock, after sending what waits for a
-    // doorbell. With `try_only` (a poll) it gives up when the lock is busy
-    // (never blocks: the reads are non-blocking anyway) and skips the read
-    // right after a post. True when it read.
+    // The progress thread's inbound processing, in the waiter; a poll
+    // (`try_only`) never waits for the lock. True when it read.
     bool DriveInbound(bool try_only);
     // Waiting on this connection alone: one blocking recv without the lock,
     // then DriveInbound's processing; the wait ends once *caught is set.
@@ -145,7 +128,6 @@ class Connection final : public EventHandler,
     bool ReadingEnabled() const;
     uint32_t WantedEvents() const;
     void UpdateInterest();
-    // Sends what posts left queued for the next doorbell.
     void RingDoorbell();
     void EndInlineWaitLocked(bool *muted);
     // Liveness: the looks at the peer begin unless they run (or are off).
@@ -154,13 +136,9 @@ class Connection final : public EventHandler,
             StartWatchingPeer();
     }
     void StartWatchingPeer();
-    // Asks the engine for OnDeadline at the next look unless a deadline no
-    // later than that is pending already.
     void ScheduleLook();
-    // One look, on the progress thread: probe, heartbeat, or break.
     void LookAtPeer(ProgressEngine::Clock::time_point now);
     void ScheduleDeadline(ProgressEngine::Clock::time_point at);
-    // Sends what the socket takes now; the rest goes out on EPOLLOUT.
     void FlushOutbound();
     // After any progress: pending ACK, flushing, half-close, interest.
     void AfterProgress();
@@ -169,9 +147,7 @@ class Connection final : public EventHandler,
     bool TryNextAddress();
     void FinishTcpConnect();
 
-    // Reads (reader_) and dispatches what it frames while reading is
-    // enabled. `drained`: the last read came back short already. Nothing
-    // while a blocking reader has the socket.
+    // Inbound (tcp_connection_inbound.cc, tcp_connection_target.cc).
     void ReadInbound(bool drained = false);
     void OnPayloadRevoked();
     void BeginPayload(size_t length);
@@ -180,7 +156,6 @@ class Connection final : public EventHandler,
     void OnRequestHeader();
     // What the Target said (tcp_target.h), done.
     void Act(Target::Verdict verdict);
-    // The worker's answer to a persist handed to it, on the worker thread.
     void OnPersisted(int error);
     void OnAck(uint64_t sequence);
     void OnNak(const wire::Header &header);
@@ -191,31 +166,18 @@ class Connection final : public EventHandler,
 
     // Posting (what it sends and when: Initiator).
     int CheckCanPost() const;
-    // `length`: the request's, which may span several parts (tcp_parts.h).
     int PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length = 0);
-    // Also breaks the connection once a send completion was lost.
     void FailOnFrontLocalError();
-    // A completion did not fit its CQ: the QP enters the error state.
     void OnCompletionLost();
 
-    // Ending.
-    // The peer's request violated our rules: answer it with a NAK carrying
-    // `status` and break the connection.
+    // Ending (each says why at its definition).
     void RejectRequest(ibv_wc_status status, const char *why);
     // The queue pair enters the error state and the connection breaks.
     void Fail(ibv_wc_status first_status, bool send_nothing);
-    // Before the handshake completes, a violation means the peer does not
-    // speak rpma: NotAnRpmaPeer. After it, the oldest request fails with
-    // IBV_WC_BAD_RESP_ERR when the violation is an answer to our requests
-    // (as a verbs requester reports a responder's malformed or unexpected
-    // response), IBV_WC_RETRY_EXC_ERR otherwise.
     void ProtocolError(const char *why);
-    // Passive: closed with one INFO line. Active: REJECTED, as rdma_cm
-    // reports a port nobody listens on, with an error that names the peer.
     void NotAnRpmaPeer(const char *why);
     void OnPeerGone(int error);
     void FinishDisconnect();
-    // Stop reading, send what is queued (bounded by a timer), then close.
     void BeginClosing();
     void CloseNow();
     void Emit(CmEventType type, std::vector<uint8_t> private_data = {});

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_protection_domain.h"
@@ -240,6 +241,11 @@ void Connection::OnDisconnectMessage() {
     }
 }
 
+// Before the handshake completes, a violation means the peer does not speak
+// rpma: NotAnRpmaPeer. After it, the oldest request fails with
+// IBV_WC_BAD_RESP_ERR when the violation is an answer to our requests (as a
+// verbs requester reports a responder's malformed or unexpected response),
+// IBV_WC_RETRY_EXC_ERR otherwise.
 void Connection::ProtocolError(const char *why) {
     if (state_ == State::kAwaitingRequest || state_ == State::kAwaitingReply)
         return NotAnRpmaPeer(why);
@@ -252,6 +258,8 @@ void Connection::ProtocolError(const char *why) {
          /*send_nothing=*/true);
 }
 
+// Passive: closed with one INFO line. Active: REJECTED, as rdma_cm reports a
+// port nobody listens on, with an error that names the peer.
 void Connection::NotAnRpmaPeer(const char *why) {
     if (active_) {
         RPMA_LOG_ERROR(

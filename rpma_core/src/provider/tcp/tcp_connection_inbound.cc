@@ -17,6 +17,9 @@
 
 namespace rpma::provider::tcp {
 
+// Reads (reader_) and dispatches what it frames while reading is enabled.
+// `drained`: the last read came back short already. Nothing while a direct
+// reader has the socket.
 void Connection::ReadInbound(bool drained) {
     if (inline_.ReaderBusy())
         return;  // WaitDirect has the socket; it reads on return
@@ -49,6 +52,7 @@ void Connection::ReadInbound(bool drained) {
     }
 }
 
+// The payload was revoked under its reading: NAK or local error.
 void Connection::OnPayloadRevoked() {
     if (wire::IsRequest(in().header.opcode)) {
         RejectRequest(IBV_WC_REM_ACCESS_ERR, "the target memory region was deregistered");

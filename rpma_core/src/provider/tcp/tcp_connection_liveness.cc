@@ -11,6 +11,8 @@
 
 namespace rpma::provider::tcp {
 
+// Asks the engine for OnDeadline at the next look unless a deadline no
+// later than that is pending already.
 void Connection::ScheduleLook() {
     // Apart from ScheduleDeadline, whose one earliest deadline the lease
     // replaces every linger.
@@ -27,6 +29,7 @@ void Connection::StartWatchingPeer() {
     ScheduleLook();
 }
 
+// One look, on the progress thread: probe, heartbeat, or break.
 void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
     if (!IsLive() || !socket_.Valid()) {
         liveness_.Stop();

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "rpma_core/src/log.h"
+#include "rpma_core/src/provider/tcp/tcp_persist_workers.h"
 
 namespace rpma::provider::tcp {
 
@@ -51,6 +52,7 @@ void Connection::Act(Target::Verdict verdict) {
     }
 }
 
+// The worker's answer to a persist handed to it, on the worker thread.
 void Connection::OnPersisted(int error) {
     std::lock_guard lock(mu_);
     if (!target_.Persisting() || !socket_.Valid())
@@ -74,10 +76,10 @@ void Connection::ResumeReceiving() {
     AfterProgress();
 }
 
-void Connection::RejectRequest(ibv_wc_status status, const char *why) {
-    if (state_ == State::kClosing || state_ == State::kClosed)
 // The peer's request violated our rules: its NAK carries `status`
 // (Target::Refuse), and the connection breaks.
+void Connection::RejectRequest(ibv_wc_status status, const char *why) {
+    if (state_ == State::kClosing || state_ == State::kClosed)
         return;
     RPMA_LOG_ERROR_RATELIMITED(
         "refusing %s request %llu from %s (rkey %#x, address %#llx, length %u): %s; "
