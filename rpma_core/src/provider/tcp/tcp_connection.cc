@@ -365,7 +365,7 @@ void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {
     }
     initiator_.queue().FlushAll(first_status);
     target_.FlushReceives();
-    Emit(CmEventType::kConnectError);
+    events_.Emit(CmEventType::kConnectError);
     if (send_nothing) {
         CloseNow();
     } else {
@@ -416,7 +416,7 @@ void Connection::OnPeerGone(int error) {
 void Connection::FinishDisconnect() {
     initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
     target_.FlushReceives();
-    Emit(CmEventType::kDisconnected);
+    events_.Emit(CmEventType::kDisconnected);
     CloseNow();
 }
 
@@ -433,23 +433,6 @@ void Connection::CloseNow() {
     liveness_.Stop();
     reader_.Reset();
     MoveTo(State::kClosed);
-}
-
-void Connection::Emit(CmEventType type, std::vector<uint8_t> private_data) {
-    if (type == CmEventType::kDisconnected) {
-        if (disconnected_event_sent_)
-            return;
-        disconnected_event_sent_ = true;
-        final_event_sent_ = true;
-    } else if (type != CmEventType::kEstablished) {
-        if (final_event_sent_)
-            return;
-        final_event_sent_ = true;
-    }
-    CmEvent event;
-    event.type = type;
-    event.private_data = std::move(private_data);
-    events_.Push(std::move(event));
 }
 
 }  // namespace rpma::provider::tcp

@@ -13,6 +13,7 @@
 
 #include "rpma_core/src/provider/provider.h"
 #include "rpma_core/src/provider/tcp/tcp_acks.h"
+#include "rpma_core/src/provider/tcp/tcp_cm_events.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_deps.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_state.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_timer.h"
@@ -27,7 +28,6 @@
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_receive_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_send_queue.h"
-#include "rpma_core/src/provider/tcp/tcp_signaling_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
 #include "rpma_core/src/provider/tcp/tcp_target.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
@@ -180,7 +180,6 @@ class Connection final : public EventHandler,
     void FinishDisconnect();
     void BeginClosing();
     void CloseNow();
-    void Emit(CmEventType type, std::vector<uint8_t> private_data = {});
     bool IsLive() const;
 
     const ConnectionDeps deps_;
@@ -205,9 +204,7 @@ class Connection final : public EventHandler,
     std::weak_ptr<RequestQueue> requests_;
     Handshake handshake_;
 
-    SignalingQueue<CmEvent> events_;
-    bool final_event_sent_ = false;
-    bool disconnected_event_sent_ = false;
+    CmEvents events_;
 
     bool has_qp_ = false;
     QueuePairBinding qp_;

@@ -43,7 +43,7 @@ int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms
         timer_.Arm(TimerPurpose::kConnect, timeout_ms);
     if (!TryNextAddress()) {
         RPMA_LOG_ERROR("cannot connect to %s: no address could be reached", peer_.c_str());
-        Emit(CmEventType::kUnreachable);
+        events_.Emit(CmEventType::kUnreachable);
         CloseNow();
     }
     AfterProgress();
@@ -67,7 +67,7 @@ void Connection::FinishTcpConnect() {
         RPMA_LOG_INFO("connect to %s failed: %s", peer_.c_str(), strerror(error));
         if (!TryNextAddress()) {
             RPMA_LOG_ERROR("cannot connect to %s: %s", peer_.c_str(), strerror(error));
-            Emit(CmEventType::kUnreachable);
+            events_.Emit(CmEventType::kUnreachable);
             CloseNow();
         }
         return;
@@ -88,7 +88,7 @@ int Connection::Accept(const void *private_data, uint8_t length) {
     if (handshake_.request_failed()) {
         RPMA_LOG_ERROR("cannot accept the connection from %s: the peer gave up on it",
                        peer_.c_str());
-        Emit(CmEventType::kConnectError);
+        events_.Emit(CmEventType::kConnectError);
         return 0;
     }
     if (state_ != State::kRequestQueued) {
@@ -144,14 +144,14 @@ int Connection::Disconnect() {
         case State::kAwaitingRtu:
             initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
             target_.FlushReceives();
-            Emit(CmEventType::kDisconnected);
+            events_.Emit(CmEventType::kDisconnected);
             CloseNow();
             break;
         case State::kClosing:
         case State::kClosed:
             // Already broken or closed; confirm it so a caller waiting for
             // the disconnected event does not hang.
-            Emit(CmEventType::kDisconnected);
+            events_.Emit(CmEventType::kDisconnected);
             break;
         case State::kIdle:
         case State::kAwaitingRequest:
@@ -226,7 +226,7 @@ void Connection::OnAccept() {
     OutboundMessage ready;
     ready.header.opcode = wire::Opcode::kReadyToUse;
     out_.Push(std::move(ready));
-    Emit(CmEventType::kEstablished, handshake_.peer_private_data());
+    events_.Emit(CmEventType::kEstablished, handshake_.peer_private_data());
 }
 
 void Connection::OnDisconnectMessage() {
@@ -266,7 +266,7 @@ void Connection::NotAnRpmaPeer(const char *why) {
             "%s is not an rpma server (%s); the connection is rejected (check the "
             "address and port)",
             peer_.c_str(), why);
-        Emit(CmEventType::kRejected);
+        events_.Emit(CmEventType::kRejected);
     } else {
         // A stranger knocking (a scanner, a misdirected client): one quiet
         // line, nothing allocated for it survives.
@@ -288,7 +288,7 @@ void Connection::OnTimer(TimerPurpose purpose) {
                 RPMA_LOG_ERROR("%s did not %s in time", peer_.c_str(),
                                state_ == State::kConnecting ? "answer the connection"
                                                             : "accept or reject the request");
-                Emit(CmEventType::kUnreachable);
+                events_.Emit(CmEventType::kUnreachable);
                 CloseNow();
             }
             return;

@@ -88,14 +88,15 @@ void Connection::OnHeader() {
             if (!active_ || state_ != State::kAwaitingReply)
                 return ProtocolError("unexpected REJECT");
             RPMA_LOG_NOTICE("%s rejected the connection request", peer_.c_str());
-            Emit(CmEventType::kRejected);
+            events_.Emit(CmEventType::kRejected);
             return CloseNow();
         case wire::Opcode::kReadyToUse:
             if (active_ || state_ != State::kAwaitingRtu)
                 return ProtocolError("unexpected READY_TO_USE");
             MoveTo(State::kEstablished);
             timer_.Disarm(TimerPurpose::kHandshake);
-            return Emit(CmEventType::kEstablished);
+            events_.Emit(CmEventType::kEstablished);
+            return;
         case wire::Opcode::kDisconnect:
             return OnDisconnectMessage();
         case wire::Opcode::kAck:
