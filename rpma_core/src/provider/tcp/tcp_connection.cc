@@ -259,18 +259,14 @@ void Connection::OnEvents(int fd, uint32_t events) {
 }
 
 void Connection::ScheduleDeadline(ProgressEngine::Clock::time_point at) {
-    if (deadline_scheduled_ && deadline_at_ <= at)
-        return;  // OnDeadline runs first and schedules what is left
-    deadline_scheduled_ = true;
-    deadline_at_ = at;
-    deps_.engine->ScheduleDeadline(at, weak_from_this());
+    if (deadline_.Ask(at))
+        deps_.engine->ScheduleDeadline(at, weak_from_this());
 }
 
 void Connection::OnDeadline() {
     std::lock_guard lock(mu_);
     const ProgressEngine::Clock::time_point now = ProgressEngine::Clock::now();
-    if (deadline_scheduled_ && deadline_at_ <= now)
-        deadline_scheduled_ = false;
+    deadline_.Passed(now);
     liveness_.DeadlinePassed(now);
     InlineLease &lease = inline_.lease();
     if (lease.DoorbellDue(now))

@@ -192,9 +192,8 @@ class Connection final : public EventHandler,
     uint32_t interest_ = 0;
     // Application threads waiting inline: the lease, the direct read.
     InlineProgress inline_;
-    // The earliest OnDeadline asked of the engine, if any.
-    bool deadline_scheduled_ = false;
-    ProgressEngine::Clock::time_point deadline_at_;
+    // The lease's earliest OnDeadline asked of the engine, if any.
+    PendingDeadline deadline_;
     bool write_shut_down_ = false;
     ConnectionTimer timer_;
 

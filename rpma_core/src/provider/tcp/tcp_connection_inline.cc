@@ -39,7 +39,7 @@ void Connection::EndInlineWait(bool *muted) {
 void Connection::EndInlineWaitLocked(bool *muted) {
     bool deadline;
     if (!inline_.End(muted, deps_.inline_linger_us->load(std::memory_order_relaxed),
-                     ReadingEnabled(), deadline_scheduled_, &deadline))
+                     ReadingEnabled(), deadline_.Pending(), &deadline))
         return;
     if (deadline)
         ScheduleDeadline(inline_.lease().Until());
