@@ -1,5 +1,5 @@
 // Connection (tcp_connection.h): its lifetime and plumbing — creation, the
-// socket, the progress engine's events and deadlines, what follows any
+// socket, the progress engine's events, what follows any
 // progress (the pending ACK, sending, the epoll interest), binding a queue
 // pair, and the ending (a failure, the peer gone, closing).
 //
@@ -9,7 +9,7 @@
 //   tcp_connection_target.cc     executing the peer's requests
 //   tcp_connection_initiator.cc  posting work requests and completing them
 //   tcp_connection_inline.cc     inline progress in application threads
-//   tcp_connection_liveness.cc   looking at a peer we wait for
+//   tcp_connection_deadlines.cc  the doorbell, the linger, liveness
 //
 // How a connection works (both directions, inline progress, ACKs,
 // liveness, locking, its role objects): CONNECTION.md.
@@ -256,31 +256,6 @@ void Connection::OnEvents(int fd, uint32_t events) {
         OnPeerGone(0);
     }
     AfterProgress();
-}
-
-void Connection::ScheduleDeadline(ProgressEngine::Clock::time_point at) {
-    if (deadline_.Ask(at))
-        deps_.engine->ScheduleDeadline(at, weak_from_this());
-}
-
-void Connection::OnDeadline() {
-    std::lock_guard lock(mu_);
-    const ProgressEngine::Clock::time_point now = ProgressEngine::Clock::now();
-    deadline_.Passed(now);
-    liveness_.DeadlinePassed(now);
-    InlineLease &lease = inline_.lease();
-    if (lease.DoorbellDue(now))
-        RingDoorbell();
-    if (liveness_.Due(now))
-        LookAtPeer(now);
-    lease.Expire(now, deps_.inline_linger_us->load(std::memory_order_relaxed));
-    if (lease.DoorbellPending())
-        ScheduleDeadline(lease.DoorbellBy());
-    if (lease.Lingering())
-        ScheduleDeadline(lease.Until());
-    if (liveness_.Watching())
-        ScheduleLook();
-    UpdateInterest();
 }
 
 int Connection::BindQp(const QueuePairBinding &binding) {

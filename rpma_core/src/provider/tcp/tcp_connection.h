@@ -88,23 +88,21 @@ class Connection final : public EventHandler,
     void ResumeReceiving() override;
     std::weak_ptr<ReceiveWaiter> WeakWaiter() override { return weak_from_this(); }
 
-    // Inline progress (tcp_completion_channel.h calls it; the waiters, the
-    // lease and the direct read are InlineProgress's). Each call first sends
-    // what waits for a doorbell; *muted is the waiter's own state.
-    // Before each poll: mutes the socket's EPOLLIN and returns it while it
-    // can be read (handed to `watcher` unless it watches *token already);
-    // otherwise lifts this waiter's mute and returns -1.
+    // Inline progress, for tcp_completion_channel.h (InlineProgress owns the
+    // waiters, the lease and the direct read); *muted is the waiter's own.
+    // Before each poll: the socket while it can be read (muted, and handed
+    // to `watcher` unless it watches *token already), else -1.
     int PrepareInlineWait(bool *muted, uint64_t *token, InlineWatcher *watcher);
     // After `watcher` rebuilt its set: the socket again, if still muted.
     void RewatchInline(bool muted, InlineWatcher *watcher);
     // Lifts this waiter's mute; the last leaves the inline linger.
     void EndInlineWait(bool *muted);
-    // The progress thread's inbound processing, in the waiter; a poll
-    // (`try_only`) never waits for the lock. True when it read.
+    // The inbound processing, in the waiter; `try_only` never waits for the
+    // lock. True when it read.
     bool DriveInbound(bool try_only);
-    // Waiting on this connection alone: one blocking recv without the lock,
-    // then DriveInbound's processing; the wait ends once *caught is set.
-    // kRead: wait on; otherwise wait with epoll (kTimedOut: nothing came).
+    // Alone on this connection: one blocking recv without the lock, then
+    // DriveInbound's processing, until *caught is set. kRead: wait on;
+    // otherwise wait with epoll (kTimedOut: nothing came).
     enum class DirectRead { kRead, kTimedOut, kUnavailable };
     DirectRead WaitDirect(bool *muted, CompletionQueue *const *caught);
 
@@ -192,8 +190,6 @@ class Connection final : public EventHandler,
     uint32_t interest_ = 0;
     // Application threads waiting inline: the lease, the direct read.
     InlineProgress inline_;
-    // The lease's earliest OnDeadline asked of the engine, if any.
-    PendingDeadline deadline_;
     bool write_shut_down_ = false;
     ConnectionTimer timer_;
 

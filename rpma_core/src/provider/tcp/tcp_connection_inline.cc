@@ -11,6 +11,7 @@
 
 namespace rpma::provider::tcp {
 
+// First sends what waits for the doorbell (the waiter's own post may).
 int Connection::PrepareInlineWait(bool *muted, uint64_t *token, InlineWatcher *watcher) {
     std::lock_guard lock(mu_);
     RingDoorbell();
@@ -39,10 +40,10 @@ void Connection::EndInlineWait(bool *muted) {
 void Connection::EndInlineWaitLocked(bool *muted) {
     bool deadline;
     if (!inline_.End(muted, deps_.inline_linger_us->load(std::memory_order_relaxed),
-                     ReadingEnabled(), deadline_.Pending(), &deadline))
+                     ReadingEnabled(), &deadline))
         return;
     if (deadline)
-        ScheduleDeadline(inline_.lease().Until());
+        deps_.engine->ScheduleDeadline(inline_.lease().Until(), weak_from_this());
     UpdateInterest();
 }
 

@@ -23,6 +23,7 @@
 
 #include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
+#include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 
 namespace rpma::provider::tcp {
@@ -54,17 +55,24 @@ class InlineProgress {
         return true;
     }
     // The wait ends: lifts this waiter's mute, if any. The last waiter
-    // leaves the mute for the linger (`linger_us`, when `can_mute`); a new
-    // deadline at lease().Until() is then asked for (*deadline), unless
-    // `deadline_pending` extends the lease. True when the lease changed.
-    bool End(bool *muted, int linger_us, bool can_mute, bool deadline_pending, bool *deadline) {
+    // leaves the mute for the linger (`linger_us`, when `can_mute`); the
+    // connection then asks the engine for a deadline at lease().Until()
+    // (*deadline), unless the lease's pending one extends it. True when the
+    // lease changed.
+    bool End(bool *muted, int linger_us, bool can_mute, bool *deadline) {
         *deadline = false;
         if (!*muted)
             return false;
         *muted = false;
-        *deadline = lease_.Leave() && lease_.StartLinger(linger_us, can_mute, deadline_pending);
+        *deadline = lease_.Leave() &&
+                    lease_.StartLinger(linger_us, can_mute, deadline_.Pending()) &&
+                    deadline_.Ask(lease_.Until());
         return true;
     }
+    // The lease's deadlines (the doorbell, the linger's end) share one
+    // OnDeadline of the engine: true when `at` is to be asked of it.
+    bool AskDeadline(PendingDeadline::Clock::time_point at) { return deadline_.Ask(at); }
+    void DeadlinePassed(PendingDeadline::Clock::time_point now) { deadline_.Passed(now); }
     // The only waiter: it may read the socket directly.
     bool Alone() const { return lease_.Waiters() == 1; }
 
@@ -100,6 +108,7 @@ class InlineProgress {
     bool MakeBlocking(int fd, const std::string &peer);
 
     InlineLease lease_;
+    PendingDeadline deadline_;
     bool reader_busy_ = false;
     // The socket released under the direct recv: its reader closes it.
     UniqueFd deferred_close_;

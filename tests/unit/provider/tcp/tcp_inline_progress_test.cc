@@ -572,12 +572,12 @@ TEST(InlineProgress, WaitersMuteWhileTheSocketCanBeReadAndTheLastLeavesTheLinger
     EXPECT_TRUE(progress.lease().Muted());
 
     bool deadline = true;
-    EXPECT_TRUE(progress.End(&first, kLingerUs, true, false, &deadline));
+    EXPECT_TRUE(progress.End(&first, kLingerUs, true, &deadline));
     EXPECT_FALSE(first);
     EXPECT_FALSE(deadline) << "not the last";
     EXPECT_FALSE(progress.lease().Lingering());
-    EXPECT_FALSE(progress.End(&first, kLingerUs, true, false, &deadline)) << "ended already";
-    EXPECT_TRUE(progress.End(&second, kLingerUs, true, false, &deadline));
+    EXPECT_FALSE(progress.End(&first, kLingerUs, true, &deadline)) << "ended already";
+    EXPECT_TRUE(progress.End(&second, kLingerUs, true, &deadline));
     EXPECT_TRUE(deadline) << "the last waiter's linger needs its deadline";
     EXPECT_TRUE(progress.lease().Lingering());
     EXPECT_TRUE(progress.lease().Muted()) << "the mute lingers";
@@ -592,9 +592,27 @@ TEST(InlineProgress, AWaiterWhoseSocketCannotBeReadLiftsItsMuteAndLeavesNoLinger
     EXPECT_FALSE(progress.lease().Muted());
     ASSERT_TRUE(progress.Follow(&muted, true));
     bool deadline = true;
-    EXPECT_TRUE(progress.End(&muted, kLingerUs, /*can_mute=*/false, false, &deadline));
+    EXPECT_TRUE(progress.End(&muted, kLingerUs, /*can_mute=*/false, &deadline));
     EXPECT_FALSE(deadline);
     EXPECT_FALSE(progress.lease().Muted()) << "a socket that cannot be read is not kept muted";
+}
+
+// A linger renewed while the lease's deadline is pending extends the lease
+// and asks the engine for nothing; once that deadline passed, it asks again.
+TEST(InlineProgress, ARenewedLingerAsksNoNewDeadlineWhileOneIsPending) {
+    InlineProgress progress;
+    bool muted = false;
+    bool deadline = false;
+    ASSERT_TRUE(progress.Follow(&muted, true));
+    ASSERT_TRUE(progress.End(&muted, kLingerUs, true, &deadline));
+    EXPECT_TRUE(deadline);
+    ASSERT_TRUE(progress.Follow(&muted, true));
+    ASSERT_TRUE(progress.End(&muted, kLingerUs, true, &deadline));
+    EXPECT_FALSE(deadline) << "the pending deadline extends the lease";
+    EXPECT_TRUE(progress.lease().Lingering());
+    EXPECT_FALSE(progress.AskDeadline(progress.lease().Until())) << "pending, and earlier";
+    progress.DeadlinePassed(progress.lease().Until());
+    EXPECT_TRUE(progress.AskDeadline(progress.lease().Until()));
 }
 
 class InlineProgressRecv : public ::testing::Test {
