@@ -1,5 +1,5 @@
 // Connection (tcp_connection.h): its lifetime and plumbing — creation, the
-// socket, the progress engine's events and deadlines, what follows any
+// socket, the progress engine's events, what follows any
 // progress (the pending ACK, sending, the epoll interest), binding a queue
 // pair, and the ending (a failure, the peer gone, closing).
 //
@@ -9,7 +9,7 @@
 //   tcp_connection_target.cc     executing the peer's requests
 //   tcp_connection_initiator.cc  posting work requests and completing them
 //   tcp_connection_inline.cc     inline progress in application threads
-//   tcp_connection_liveness.cc   looking at a peer we wait for
+//   tcp_connection_deadlines.cc  the doorbell, the linger, liveness
 //
 // How a connection works (both directions, inline progress, ACKs,
 // liveness, locking, its role objects): CONNECTION.md.
@@ -26,6 +26,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
@@ -68,7 +69,7 @@ int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
         connection->CloseNow();
         return err;
     }
-    connection->timer_.Arm(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    connection->timer_.Arm(TimerPurpose::kHandshake, Handshake::kPassiveTimeoutMs);
     return 0;
 }
 
@@ -80,6 +81,13 @@ Connection::Connection(const ConnectionDeps &deps, bool active)
               deps.persist_workers != nullptr) {}
 
 Connection::~Connection() = default;
+
+int Connection::PeerAddress(sockaddr_storage *address) const {
+    if (peer_address_.ss_family == AF_UNSPEC)
+        return ENOTCONN;
+    *address = peer_address_;
+    return 0;
+}
 
 void Connection::MoveTo(State next) {
     assert(IsConnectionMove(state_, next) && "a move tcp_connection_state.h does not allow");
@@ -103,7 +111,7 @@ int Connection::AttachSocket(UniqueFd socket) {
         RPMA_LOG_WARNING("cannot set TCP keepalive on the connection to %s: %s", peer_.c_str(),
                          strerror(err));
     }
-    socket_blocking_ = false;
+    inline_.Attached();
     write_shut_down_ = false;
     interest_ = WantedEvents();
     const int err = deps_.engine->Add(socket_.Get(), interest_, shared_from_this(), &socket_token_);
@@ -118,14 +126,7 @@ void Connection::DetachSocket() {
     if (!socket_.Valid())
         return;
     deps_.engine->Remove(socket_token_, socket_.Get());
-    if (reader_busy_) {
-        // Its number must not be reused under that recv: wake the reader
-        // (end of stream) and leave the close to it.
-        shutdown(socket_.Get(), SHUT_RDWR);
-        deferred_close_ = std::move(socket_);
-    } else {
-        socket_.Reset();
-    }
+    inline_.Release(&socket_);
     interest_ = 0;
 }
 
@@ -150,7 +151,7 @@ uint32_t Connection::WantedEvents() const {
     if (!ReadingEnabled()) {
         // RDHUP stays on while reading is paused so a vanished peer is noticed.
         events |= EPOLLRDHUP;
-    } else if (!lease_.Muted()) {
+    } else if (!inline_.lease().Muted()) {
         events |= EPOLLIN | EPOLLRDHUP;
     }
     // Otherwise a thread reading inline has the socket (or the linger after
@@ -160,7 +161,7 @@ uint32_t Connection::WantedEvents() const {
     // progress thread watches again and finds what happened meanwhile.
     // Messages waiting for their doorbell are not the progress thread's to
     // send (yet); EPOLLOUT is for a queue the socket did not take.
-    if (state_ == State::kConnecting || (!out_.Empty() && !lease_.DoorbellPending()))
+    if (state_ == State::kConnecting || (!out_.Empty() && !inline_.lease().DoorbellPending()))
         events |= EPOLLOUT;
     return events;
 }
@@ -174,8 +175,9 @@ void Connection::UpdateInterest() {
         interest_ = wanted;
 }
 
+// Sends what the socket takes now; the rest goes out on EPOLLOUT.
 void Connection::FlushOutbound() {
-    lease_.DoorbellRung();
+    inline_.lease().DoorbellRung();
     if (!socket_.Valid() || state_ == State::kConnecting || out_.Empty())
         return;
     const OutboundQueue::FlushResult result = out_.Flush(socket_.Get());
@@ -222,8 +224,8 @@ void Connection::AfterProgress() {
     }
     // Both goodbyes exchanged and everything sent: end our half of the
     // stream; the peer's end of stream then completes the disconnect.
-    if (state_ == State::kDisconnecting && sent_disconnect_ && received_disconnect_ &&
-        out_.Empty() && !write_shut_down_) {
+    if (state_ == State::kDisconnecting && handshake_.sent_disconnect() &&
+        handshake_.peer_disconnected() && out_.Empty() && !write_shut_down_) {
         shutdown(socket_.Get(), SHUT_WR);
         write_shut_down_ = true;
     }
@@ -254,34 +256,6 @@ void Connection::OnEvents(int fd, uint32_t events) {
         OnPeerGone(0);
     }
     AfterProgress();
-}
-
-void Connection::ScheduleDeadline(ProgressEngine::Clock::time_point at) {
-    if (deadline_scheduled_ && deadline_at_ <= at)
-        return;  // OnDeadline runs first and schedules what is left
-    deadline_scheduled_ = true;
-    deadline_at_ = at;
-    deps_.engine->ScheduleDeadline(at, weak_from_this());
-}
-
-void Connection::OnDeadline() {
-    std::lock_guard lock(mu_);
-    const ProgressEngine::Clock::time_point now = ProgressEngine::Clock::now();
-    if (deadline_scheduled_ && deadline_at_ <= now)
-        deadline_scheduled_ = false;
-    liveness_.DeadlinePassed(now);
-    if (lease_.DoorbellDue(now))
-        RingDoorbell();
-    if (liveness_.Due(now))
-        LookAtPeer(now);
-    lease_.Expire(now, deps_.inline_linger_us->load(std::memory_order_relaxed));
-    if (lease_.DoorbellPending())
-        ScheduleDeadline(lease_.DoorbellBy());
-    if (lease_.Lingering())
-        ScheduleDeadline(lease_.Until());
-    if (liveness_.Watching())
-        ScheduleLook();
-    UpdateInterest();
 }
 
 int Connection::BindQp(const QueuePairBinding &binding) {
@@ -354,7 +328,7 @@ void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {
             CloseNow();
             return;
         case State::kRequestQueued:
-            request_failed_ = true;
+            handshake_.RequestFailed();
             CloseNow();
             return;
         default:
@@ -362,7 +336,7 @@ void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {
     }
     initiator_.queue().FlushAll(first_status);
     target_.FlushReceives();
-    Emit(CmEventType::kConnectError);
+    events_.Emit(CmEventType::kConnectError);
     if (send_nothing) {
         CloseNow();
     } else {
@@ -390,7 +364,7 @@ void Connection::OnPeerGone(int error) {
         case State::kRequestQueued:
             RPMA_LOG_NOTICE_RATELIMITED("%s withdrew its connection request (%s)", peer_.c_str(),
                                         reason);
-            request_failed_ = true;
+            handshake_.RequestFailed();
             CloseNow();
             return;
         case State::kAwaitingReply:
@@ -413,10 +387,11 @@ void Connection::OnPeerGone(int error) {
 void Connection::FinishDisconnect() {
     initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
     target_.FlushReceives();
-    Emit(CmEventType::kDisconnected);
+    events_.Emit(CmEventType::kDisconnected);
     CloseNow();
 }
 
+// Stop reading, send what is queued (bounded by a timer), then close.
 void Connection::BeginClosing() {
     MoveTo(State::kClosing);
     reader_.Reset();
@@ -429,23 +404,6 @@ void Connection::CloseNow() {
     liveness_.Stop();
     reader_.Reset();
     MoveTo(State::kClosed);
-}
-
-void Connection::Emit(CmEventType type, std::vector<uint8_t> private_data) {
-    if (type == CmEventType::kDisconnected) {
-        if (disconnected_event_sent_)
-            return;
-        disconnected_event_sent_ = true;
-        final_event_sent_ = true;
-    } else if (type != CmEventType::kEstablished) {
-        if (final_event_sent_)
-            return;
-        final_event_sent_ = true;
-    }
-    CmEvent event;
-    event.type = type;
-    event.private_data = std::move(private_data);
-    events_.Push(std::move(event));
 }
 
 }  // namespace rpma::provider::tcp

@@ -5,34 +5,29 @@
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_H
 
 #include <infiniband/verbs.h>
-#include <sys/uio.h>
 
-#include <array>
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "rpma_core/src/provider/provider.h"
 #include "rpma_core/src/provider/tcp/tcp_acks.h"
+#include "rpma_core/src/provider/tcp/tcp_cm_events.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_deps.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_state.h"
 #include "rpma_core/src/provider/tcp/tcp_connection_timer.h"
 #include "rpma_core/src/provider/tcp/tcp_handshake.h"
 #include "rpma_core/src/provider/tcp/tcp_inbound_reader.h"
 #include "rpma_core/src/provider/tcp/tcp_initiator.h"
-#include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
+#include "rpma_core/src/provider/tcp/tcp_inline_progress.h"
 #include "rpma_core/src/provider/tcp/tcp_liveness.h"
 #include "rpma_core/src/provider/tcp/tcp_lock.h"
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 #include "rpma_core/src/provider/tcp/tcp_outbound_queue.h"
-#include "rpma_core/src/provider/tcp/tcp_persist_workers.h"
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_receive_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_send_queue.h"
-#include "rpma_core/src/provider/tcp/tcp_signaling_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
 #include "rpma_core/src/provider/tcp/tcp_target.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
@@ -75,12 +70,7 @@ class Connection final : public EventHandler,
         return handshake_.peer_private_data();
     }
     // Where the socket leads, as it was when attached.
-    int PeerAddress(sockaddr_storage *address) const {
-        if (peer_address_.ss_family == AF_UNSPEC)
-            return ENOTCONN;
-        *address = peer_address_;
-        return 0;
-    }
+    int PeerAddress(sockaddr_storage *address) const;
     int EventFd() const { return events_.Fd(); }
     int NextEvent(CmEvent *event) { return events_.Pop(event); }
 
@@ -98,55 +88,25 @@ class Connection final : public EventHandler,
     void ResumeReceiving() override;
     std::weak_ptr<ReceiveWaiter> WeakWaiter() override { return weak_from_this(); }
 
-    // Inline progress (see tcp_completion_channel.h): an application thread
-    // waiting for this connection's completions reads its socket itself.
-    //
-    // Before each poll: sends what waits for a doorbell; when the socket can
-    // be read, mutes its EPOLLIN in the progress engine (once per waiter,
-    // counted across waiters) and returns it for the waiter to poll;
-    // otherwise lifts this waiter's mute and returns -1. *muted is the
-    // waiter's own state.
-    // *token names the socket (engine registration token, never reused);
-    // a readable socket `watcher` does not watch yet is handed to it.
+    // Inline progress, for tcp_completion_channel.h (InlineProgress owns the
+    // waiters, the lease and the direct read); *muted is the waiter's own.
+    // Before each poll: the socket while it can be read (muted, and handed
+    // to `watcher` unless it watches *token already), else -1.
     int PrepareInlineWait(bool *muted, uint64_t *token, InlineWatcher *watcher);
-    // Hands the socket to `watcher` again (after it rebuilt its set) if
-    // this waiter still mutes it.
+    // After `watcher` rebuilt its set: the socket again, if still muted.
     void RewatchInline(bool muted, InlineWatcher *watcher);
-    // Lifts this waiter's mute, if any. The last waiter leaves the mute in
-    // place for the inline linger (Device::SetInlineLinger): a wait within
-    // it takes the mute over without a syscall, otherwise the progress
-    // thread lifts it when the linger expires.
+    // Lifts this waiter's mute; the last leaves the inline linger.
     void EndInlineWait(bool *muted);
-    // Runs the inbound processing the progress thread runs for a readable
-    // socket, under the connection's lock, after sending what waits for a
-    // doorbell. With `try_only` (a poll) it gives up when the lock is busy
-    // (never blocks: the reads are non-blocking anyway) and skips the read
-    // right after a post. True when it read.
+    // The inbound processing, in the waiter; `try_only` never waits for the
+    // lock. True when it read.
     bool DriveInbound(bool try_only);
-
-    // The inline wait of a thread that waits on this connection alone: what
-    // PrepareInlineWait does, then one blocking recv on the socket (bounded
-    // by kDirectReadTimeoutUs, as SO_RCVTIMEO) instead of epoll_wait and a
-    // non-blocking recv, then the same inbound processing as DriveInbound;
-    // when that made the completion the waiter wants (*caught set), the
-    // wait ends here too (EndInlineWait). The lock is not held across the
-    // recv; meanwhile nobody else reads the socket (reader_busy_) and a close
-    // is deferred to the reader (shutdown wakes it).
-    enum class DirectRead {
-        kRead,         // read (or the connection changed): wait on
-        kTimedOut,     // nothing arrived in time: wait with epoll instead
-        kUnavailable,  // not for this connection now: wait with epoll
-    };
+    // Alone on this connection: one blocking recv without the lock, then
+    // DriveInbound's processing, until *caught is set. kRead: wait on;
+    // otherwise wait with epoll (kTimedOut: nothing came).
+    enum class DirectRead { kRead, kTimedOut, kUnavailable };
     DirectRead WaitDirect(bool *muted, CompletionQueue *const *caught);
 
   private:
-    // A passive side gives a peer this long to send its CONNECT_REQUEST, and
-    // to send its READY_TO_USE after ACCEPT, so a silent client cannot pin a
-    // socket.
-    static constexpr int kPassiveHandshakeTimeoutMs = 10000;
-    // How long a disconnect waits for the peer's DISCONNECT and end of stream.
-    static constexpr int kDisconnectTimeoutMs = 2000;
-
     using State = ConnectionState;
     using TimerPurpose = ConnectionTimer::Purpose;
 
@@ -166,22 +126,17 @@ class Connection final : public EventHandler,
     bool ReadingEnabled() const;
     uint32_t WantedEvents() const;
     void UpdateInterest();
-    // Sends what posts left queued for the next doorbell.
     void RingDoorbell();
-    // Liveness: begins the looks at the peer unless they run (or are off).
+    void EndInlineWaitLocked(bool *muted);
+    // Liveness: the looks at the peer begin unless they run (or are off).
     void WatchPeer() {
         if (!liveness_.Watching()) [[unlikely]]
             StartWatchingPeer();
     }
     void StartWatchingPeer();
-    // Asks the engine for OnDeadline at the next look unless a deadline no
-    // later than that is pending already.
     void ScheduleLook();
-    // One look, on the progress thread: probe, heartbeat, or break.
     void LookAtPeer(ProgressEngine::Clock::time_point now);
-    void EndInlineWaitLocked(bool *muted);
     void ScheduleDeadline(ProgressEngine::Clock::time_point at);
-    // Sends what the socket takes now; the rest goes out on EPOLLOUT.
     void FlushOutbound();
     // After any progress: pending ACK, flushing, half-close, interest.
     void AfterProgress();
@@ -190,14 +145,8 @@ class Connection final : public EventHandler,
     bool TryNextAddress();
     void FinishTcpConnect();
 
-    // Reads (reader_) and dispatches what it frames while reading is
-    // enabled. `drained`: the last read came back short already. Nothing
-    // while a blocking reader has the socket.
+    // Inbound (tcp_connection_inbound.cc, tcp_connection_target.cc).
     void ReadInbound(bool drained = false);
-    // Clears O_NONBLOCK (every other socket call says MSG_DONTWAIT) and sets
-    // SO_RCVTIMEO, once per socket, for WaitDirect.
-    bool MakeSocketBlocking();
-    // The payload was revoked under its reading: NAK or local error.
     void OnPayloadRevoked();
     void BeginPayload(size_t length);
     void OnHeader();
@@ -205,7 +154,6 @@ class Connection final : public EventHandler,
     void OnRequestHeader();
     // What the Target said (tcp_target.h), done.
     void Act(Target::Verdict verdict);
-    // The worker's answer to a persist handed to it, on the worker thread.
     void OnPersisted(int error);
     void OnAck(uint64_t sequence);
     void OnNak(const wire::Header &header);
@@ -216,34 +164,20 @@ class Connection final : public EventHandler,
 
     // Posting (what it sends and when: Initiator).
     int CheckCanPost() const;
-    // `length`: the request's, which may span several parts (tcp_parts.h).
     int PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length = 0);
-    // Also breaks the connection once a send completion was lost.
     void FailOnFrontLocalError();
-    // A completion did not fit its CQ: the QP enters the error state.
     void OnCompletionLost();
 
-    // Ending.
-    // The peer's request violated our rules: answer it with a NAK carrying
-    // `status` and break the connection.
+    // Ending (each says why at its definition).
     void RejectRequest(ibv_wc_status status, const char *why);
     // The queue pair enters the error state and the connection breaks.
     void Fail(ibv_wc_status first_status, bool send_nothing);
-    // Before the handshake completes, a violation means the peer does not
-    // speak rpma: NotAnRpmaPeer. After it, the oldest request fails with
-    // IBV_WC_BAD_RESP_ERR when the violation is an answer to our requests
-    // (as a verbs requester reports a responder's malformed or unexpected
-    // response), IBV_WC_RETRY_EXC_ERR otherwise.
     void ProtocolError(const char *why);
-    // Passive: closed with one INFO line. Active: REJECTED, as rdma_cm
-    // reports a port nobody listens on, with an error that names the peer.
     void NotAnRpmaPeer(const char *why);
     void OnPeerGone(int error);
     void FinishDisconnect();
-    // Stop reading, send what is queued (bounded by a timer), then close.
     void BeginClosing();
     void CloseNow();
-    void Emit(CmEventType type, std::vector<uint8_t> private_data = {});
     bool IsLive() const;
 
     const ConnectionDeps deps_;
@@ -253,18 +187,9 @@ class Connection final : public EventHandler,
     State state_;
     UniqueFd socket_;
     uint64_t socket_token_ = 0;
-    // WaitDirect is in recv on the socket, without the lock.
-    bool reader_busy_ = false;
-    // The socket was detached under that recv: its reader closes it.
-    UniqueFd deferred_close_;
-    bool socket_blocking_ = false;
     uint32_t interest_ = 0;
-    // Application threads waiting inline, the linger after them, and the
-    // doorbell.
-    InlineLease lease_;
-    // The earliest OnDeadline asked of the engine, if any.
-    bool deadline_scheduled_ = false;
-    ProgressEngine::Clock::time_point deadline_at_;
+    // Application threads waiting inline: the lease, the direct read.
+    InlineProgress inline_;
     bool write_shut_down_ = false;
     ConnectionTimer timer_;
 
@@ -272,19 +197,14 @@ class Connection final : public EventHandler,
     sockaddr_storage peer_address_{};  // AF_UNSPEC until a socket is attached
     PeerLiveness liveness_;
     std::weak_ptr<RequestQueue> requests_;
-    bool request_failed_ = false;
     Handshake handshake_;
 
-    SignalingQueue<CmEvent> events_;
-    bool final_event_sent_ = false;
-    bool disconnected_event_sent_ = false;
-    bool sent_disconnect_ = false;
-    bool received_disconnect_ = false;
+    CmEvents events_;
 
     bool has_qp_ = false;
     QueuePairBinding qp_;
-    // The send queue and posting; borrows acks_, out_ and lease_.
-    Initiator initiator_{&out_, &acks_, &lease_};
+    // The send queue and posting; borrows acks_, out_ and the lease.
+    Initiator initiator_{&out_, &acks_, &inline_.lease()};
 
     Acknowledgements acks_;
     InboundReader reader_;

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_protection_domain.h"
@@ -42,7 +43,7 @@ int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms
         timer_.Arm(TimerPurpose::kConnect, timeout_ms);
     if (!TryNextAddress()) {
         RPMA_LOG_ERROR("cannot connect to %s: no address could be reached", peer_.c_str());
-        Emit(CmEventType::kUnreachable);
+        events_.Emit(CmEventType::kUnreachable);
         CloseNow();
     }
     AfterProgress();
@@ -66,7 +67,7 @@ void Connection::FinishTcpConnect() {
         RPMA_LOG_INFO("connect to %s failed: %s", peer_.c_str(), strerror(error));
         if (!TryNextAddress()) {
             RPMA_LOG_ERROR("cannot connect to %s: %s", peer_.c_str(), strerror(error));
-            Emit(CmEventType::kUnreachable);
+            events_.Emit(CmEventType::kUnreachable);
             CloseNow();
         }
         return;
@@ -84,10 +85,10 @@ int Connection::Accept(const void *private_data, uint8_t length) {
     }
     if (const int err = Handshake::CheckPrivateData(private_data, length, "accept"); err != 0)
         return err;
-    if (request_failed_) {
+    if (handshake_.request_failed()) {
         RPMA_LOG_ERROR("cannot accept the connection from %s: the peer gave up on it",
                        peer_.c_str());
-        Emit(CmEventType::kConnectError);
+        events_.Emit(CmEventType::kConnectError);
         return 0;
     }
     if (state_ != State::kRequestQueued) {
@@ -101,7 +102,7 @@ int Connection::Accept(const void *private_data, uint8_t length) {
     }
     out_.Push(Handshake::Accept(qp_.sq_size, private_data, length));
     MoveTo(State::kAwaitingRtu);
-    timer_.Arm(TimerPurpose::kHandshake, kPassiveHandshakeTimeoutMs);
+    timer_.Arm(TimerPurpose::kHandshake, Handshake::kPassiveTimeoutMs);
     AfterProgress();
     return 0;
 }
@@ -112,16 +113,14 @@ int Connection::Reject() {
         RPMA_LOG_ERROR("cannot reject an outgoing connection");
         return EINVAL;
     }
-    if (request_failed_)
+    if (handshake_.request_failed())
         return 0;
     if (state_ != State::kRequestQueued) {
         RPMA_LOG_ERROR("cannot reject: the connection is %s, not a pending request",
                        ConnectionStateName(state_));
         return EINVAL;
     }
-    OutboundMessage reject;
-    reject.header.opcode = wire::Opcode::kReject;
-    out_.Push(std::move(reject));
+    out_.Push(Handshake::Reject());
     BeginClosing();
     AfterProgress();
     return 0;
@@ -132,13 +131,10 @@ int Connection::Disconnect() {
     switch (state_) {
         case State::kEstablished: {
             acks_.Queue(out_);
-            OutboundMessage goodbye;
-            goodbye.header.opcode = wire::Opcode::kDisconnect;
-            out_.Push(std::move(goodbye));
-            sent_disconnect_ = true;
+            out_.Push(handshake_.Disconnect());
             MoveTo(State::kDisconnecting);
             Act(target_.StopApplying());
-            timer_.Arm(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+            timer_.Arm(TimerPurpose::kLinger, Handshake::kDisconnectTimeoutMs);
             break;
         }
         case State::kDisconnecting:
@@ -148,14 +144,14 @@ int Connection::Disconnect() {
         case State::kAwaitingRtu:
             initiator_.queue().FlushAll(IBV_WC_WR_FLUSH_ERR);
             target_.FlushReceives();
-            Emit(CmEventType::kDisconnected);
+            events_.Emit(CmEventType::kDisconnected);
             CloseNow();
             break;
         case State::kClosing:
         case State::kClosed:
             // Already broken or closed; confirm it so a caller waiting for
             // the disconnected event does not hang.
-            Emit(CmEventType::kDisconnected);
+            events_.Emit(CmEventType::kDisconnected);
             break;
         case State::kIdle:
         case State::kAwaitingRequest:
@@ -172,9 +168,7 @@ void Connection::Abandon() {
     switch (state_) {
         case State::kRequestQueued: {
             // rdma_destroy_id on an unanswered request rejects it.
-            OutboundMessage reject;
-            reject.header.opcode = wire::Opcode::kReject;
-            out_.Push(std::move(reject));
+            out_.Push(Handshake::Reject());
             BeginClosing();
             break;
         }
@@ -208,9 +202,7 @@ void Connection::OnConnectRequest() {
             // Tell it, so that it reports REJECTED.
             RPMA_LOG_NOTICE_RATELIMITED(
                 "rejecting the connection request from %s: another version of rpma", peer_.c_str());
-            OutboundMessage reject;
-            reject.header.opcode = wire::Opcode::kReject;
-            out_.Push(std::move(reject));
+            out_.Push(Handshake::Reject());
             BeginClosing();
             return;
         }
@@ -221,9 +213,7 @@ void Connection::OnConnectRequest() {
     if (requests == nullptr || !requests->Offer(shared_from_this())) {
         RPMA_LOG_NOTICE("rejecting the connection request from %s: the listener is closed",
                         peer_.c_str());
-        OutboundMessage reject;
-        reject.header.opcode = wire::Opcode::kReject;
-        out_.Push(std::move(reject));
+        out_.Push(Handshake::Reject());
         BeginClosing();
     }
 }
@@ -236,24 +226,26 @@ void Connection::OnAccept() {
     OutboundMessage ready;
     ready.header.opcode = wire::Opcode::kReadyToUse;
     out_.Push(std::move(ready));
-    Emit(CmEventType::kEstablished, handshake_.peer_private_data());
+    events_.Emit(CmEventType::kEstablished, handshake_.peer_private_data());
 }
 
 void Connection::OnDisconnectMessage() {
-    if (!IsLive() || received_disconnect_)
+    if (!IsLive() || handshake_.peer_disconnected())
         return ProtocolError("unexpected DISCONNECT");
-    received_disconnect_ = true;
+    handshake_.PeerDisconnected();
     acks_.Queue(out_);
-    if (!sent_disconnect_) {
-        OutboundMessage goodbye;
-        goodbye.header.opcode = wire::Opcode::kDisconnect;
-        out_.Push(std::move(goodbye));
-        sent_disconnect_ = true;
+    if (!handshake_.sent_disconnect()) {
+        out_.Push(handshake_.Disconnect());
         MoveTo(State::kDisconnecting);
-        timer_.Arm(TimerPurpose::kLinger, kDisconnectTimeoutMs);
+        timer_.Arm(TimerPurpose::kLinger, Handshake::kDisconnectTimeoutMs);
     }
 }
 
+// Before the handshake completes, a violation means the peer does not speak
+// rpma: NotAnRpmaPeer. After it, the oldest request fails with
+// IBV_WC_BAD_RESP_ERR when the violation is an answer to our requests (as a
+// verbs requester reports a responder's malformed or unexpected response),
+// IBV_WC_RETRY_EXC_ERR otherwise.
 void Connection::ProtocolError(const char *why) {
     if (state_ == State::kAwaitingRequest || state_ == State::kAwaitingReply)
         return NotAnRpmaPeer(why);
@@ -266,13 +258,15 @@ void Connection::ProtocolError(const char *why) {
          /*send_nothing=*/true);
 }
 
+// Passive: closed with one INFO line. Active: REJECTED, as rdma_cm reports a
+// port nobody listens on, with an error that names the peer.
 void Connection::NotAnRpmaPeer(const char *why) {
     if (active_) {
         RPMA_LOG_ERROR(
             "%s is not an rpma server (%s); the connection is rejected (check the "
             "address and port)",
             peer_.c_str(), why);
-        Emit(CmEventType::kRejected);
+        events_.Emit(CmEventType::kRejected);
     } else {
         // A stranger knocking (a scanner, a misdirected client): one quiet
         // line, nothing allocated for it survives.
@@ -294,7 +288,7 @@ void Connection::OnTimer(TimerPurpose purpose) {
                 RPMA_LOG_ERROR("%s did not %s in time", peer_.c_str(),
                                state_ == State::kConnecting ? "answer the connection"
                                                             : "accept or reject the request");
-                Emit(CmEventType::kUnreachable);
+                events_.Emit(CmEventType::kUnreachable);
                 CloseNow();
             }
             return;
@@ -303,12 +297,12 @@ void Connection::OnTimer(TimerPurpose purpose) {
                 RPMA_LOG_INFO_RATELIMITED(
                     "%s opened a connection but sent no connection request within "
                     "%d ms; closing it",
-                    peer_.c_str(), kPassiveHandshakeTimeoutMs);
+                    peer_.c_str(), Handshake::kPassiveTimeoutMs);
                 CloseNow();
             } else if (state_ == State::kAwaitingRtu) {
                 RPMA_LOG_ERROR_RATELIMITED(
                     "%s did not confirm the accepted connection within %d ms", peer_.c_str(),
-                    kPassiveHandshakeTimeoutMs);
+                    Handshake::kPassiveTimeoutMs);
                 Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/true);
             }
             return;
@@ -326,7 +320,7 @@ void Connection::OnTimer(TimerPurpose purpose) {
             if (state_ == State::kDisconnecting) {
                 RPMA_LOG_NOTICE_RATELIMITED(
                     "%s did not complete the disconnect within %d ms; closing", peer_.c_str(),
-                    kDisconnectTimeoutMs);
+                    Handshake::kDisconnectTimeoutMs);
                 FinishDisconnect();
             } else if (state_ == State::kClosing) {
                 CloseNow();

@@ -17,8 +17,11 @@
 
 namespace rpma::provider::tcp {
 
+// Reads (reader_) and dispatches what it frames while reading is enabled.
+// `drained`: the last read came back short already. Nothing while a direct
+// reader has the socket.
 void Connection::ReadInbound(bool drained) {
-    if (reader_busy_)
+    if (inline_.ReaderBusy())
         return;  // WaitDirect has the socket; it reads on return
     initiator_.Read();
     InboundReader::Budget budget;
@@ -49,6 +52,7 @@ void Connection::ReadInbound(bool drained) {
     }
 }
 
+// The payload was revoked under its reading: NAK or local error.
 void Connection::OnPayloadRevoked() {
     if (wire::IsRequest(in().header.opcode)) {
         RejectRequest(IBV_WC_REM_ACCESS_ERR, "the target memory region was deregistered");
@@ -84,14 +88,15 @@ void Connection::OnHeader() {
             if (!active_ || state_ != State::kAwaitingReply)
                 return ProtocolError("unexpected REJECT");
             RPMA_LOG_NOTICE("%s rejected the connection request", peer_.c_str());
-            Emit(CmEventType::kRejected);
+            events_.Emit(CmEventType::kRejected);
             return CloseNow();
         case wire::Opcode::kReadyToUse:
             if (active_ || state_ != State::kAwaitingRtu)
                 return ProtocolError("unexpected READY_TO_USE");
             MoveTo(State::kEstablished);
             timer_.Disarm(TimerPurpose::kHandshake);
-            return Emit(CmEventType::kEstablished);
+            events_.Emit(CmEventType::kEstablished);
+            return;
         case wire::Opcode::kDisconnect:
             return OnDisconnectMessage();
         case wire::Opcode::kAck:

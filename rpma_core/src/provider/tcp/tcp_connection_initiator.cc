@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
@@ -114,6 +115,7 @@ int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char 
     return PostRequest(std::move(request.wr), std::move(request.message));
 }
 
+// `length`: the request's, which may span several parts (tcp_parts.h).
 int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length) {
     // What the application did to the target region before posting.
     wr.rkey = message.header.rkey;
@@ -149,6 +151,7 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t 
     return 0;
 }
 
+// Also breaks the connection once a send completion was lost.
 void Connection::FailOnFrontLocalError() {
     const ibv_wc_status status = initiator_.FrontLocalError();
     if (status == IBV_WC_SUCCESS)
@@ -158,6 +161,7 @@ void Connection::FailOnFrontLocalError() {
     Fail(status, /*send_nothing=*/true);
 }
 
+// A completion did not fit its CQ: the QP enters the error state.
 void Connection::OnCompletionLost() {
     RPMA_LOG_ERROR(
         "a completion of the connection to %s did not fit its completion queue; the "

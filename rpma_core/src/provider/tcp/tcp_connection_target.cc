@@ -8,11 +8,12 @@
 #include <mutex>
 
 #include "rpma_core/src/log.h"
+#include "rpma_core/src/provider/tcp/tcp_persist_workers.h"
 
 namespace rpma::provider::tcp {
 
 void Connection::OnRequestHeader() {
-    if (!IsLive() || received_disconnect_)
+    if (!IsLive() || handshake_.peer_disconnected())
         return ProtocolError("request outside an established connection");
     Act(target_.OnRequest());
 }
@@ -51,6 +52,7 @@ void Connection::Act(Target::Verdict verdict) {
     }
 }
 
+// The worker's answer to a persist handed to it, on the worker thread.
 void Connection::OnPersisted(int error) {
     std::lock_guard lock(mu_);
     if (!target_.Persisting() || !socket_.Valid())
@@ -74,6 +76,8 @@ void Connection::ResumeReceiving() {
     AfterProgress();
 }
 
+// The peer's request violated our rules: its NAK carries `status`
+// (Target::Refuse), and the connection breaks.
 void Connection::RejectRequest(ibv_wc_status status, const char *why) {
     if (state_ == State::kClosing || state_ == State::kClosed)
         return;
@@ -83,12 +87,7 @@ void Connection::RejectRequest(ibv_wc_status status, const char *why) {
         wire::OpcodeName(in().header.opcode), static_cast<unsigned long long>(in().header.sequence),
         peer_.c_str(), in().header.rkey, static_cast<unsigned long long>(in().header.remote_addr),
         in().header.length, why);
-    acks_.Queue(out_);
-    OutboundMessage nak;
-    nak.header.opcode = wire::Opcode::kNak;
-    nak.header.sequence = in().header.sequence;
-    nak.header.rkey = status;
-    out_.Push(std::move(nak));
+    target_.Refuse(status);
     Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/false);
 }
 

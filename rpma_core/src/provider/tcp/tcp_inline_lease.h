@@ -1,9 +1,10 @@
-// The inline-progress lease of one connection (tcp_connection.h, "Inline
-// progress"): how many application threads wait on it inline, the linger
+// The inline-progress lease of one connection (tcp_inline_progress.h, which
+// owns it): how many application threads wait on it inline, the linger
 // after the last of them (meanwhile the progress engine stays off the
 // socket's EPOLLIN), and the doorbell: small posts in the linger wait for
-// the application's next post, wait or poll to share its sendmsg. The
-// connection calls it under its lock and does the syscalls.
+// the application's next post, wait or poll to share its sendmsg. Used
+// under the connection's lock (the Initiator borrows it for the doorbell);
+// no syscalls.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_INLINE_LEASE_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_INLINE_LEASE_H
 

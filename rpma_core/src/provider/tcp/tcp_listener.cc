@@ -161,8 +161,7 @@ class Acceptor final : public EventHandler,
         if (stopped_)
             return;
         const Clock::time_point now = Clock::now();
-        if (deadline_scheduled_ && deadline_at_ <= now)
-            deadline_scheduled_ = false;
+        deadline_.Passed(now);
         if (paused_ && resume_at_ <= now &&
             deps_.engine->Modify(socket_token_, socket_.Get(), 0, EPOLLIN) == 0) {
             // Level-triggered: connections waiting show at once.
@@ -355,11 +354,8 @@ class Acceptor final : public EventHandler,
             wanted = true;
             at = incoming_.NextExpiry();
         }
-        if (!wanted || (deadline_scheduled_ && deadline_at_ <= at))
-            return;
-        deadline_scheduled_ = true;
-        deadline_at_ = at;
-        deps_.engine->ScheduleDeadline(at, weak_from_this());
+        if (wanted && deadline_.Ask(at))
+            deps_.engine->ScheduleDeadline(at, weak_from_this());
     }
 
     const ConnectionDeps deps_;
@@ -375,8 +371,7 @@ class Acceptor final : public EventHandler,
     bool paused_ = false;
     milliseconds pause_{0};
     Clock::time_point resume_at_;
-    bool deadline_scheduled_ = false;
-    Clock::time_point deadline_at_;
+    PendingDeadline deadline_;
     IncomingSockets incoming_;
     std::vector<UniqueFd> reserve_;
 

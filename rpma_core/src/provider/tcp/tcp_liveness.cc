@@ -131,12 +131,8 @@ void PeerLiveness::Start(int fd, int timeout_ms, Clock::time_point now) {
 }
 
 bool PeerLiveness::NeedsDeadline(Clock::time_point *at) {
-    if (look_scheduled_ && look_scheduled_at_ <= look_at_)
-        return false;  // that one runs first and asks for this one
-    look_scheduled_ = true;
-    look_scheduled_at_ = look_at_;
     *at = look_at_;
-    return true;
+    return look_deadline_.Ask(look_at_);
 }
 
 PeerLiveness::Look PeerLiveness::Check(int fd, bool waiting_for_peer, bool backlog,

@@ -56,6 +56,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
+
 namespace rpma::provider::tcp {
 
 // About what RC with librpma's retry_count of 7 takes on RoCE with rdma_cm's
@@ -137,10 +139,7 @@ class PeerLiveness {
     // so asking again at every turn would pile them up.
     bool NeedsDeadline(Clock::time_point *at);
     // A deadline passed: the one pending for the looks, if it was due.
-    void DeadlinePassed(Clock::time_point now) {
-        if (look_scheduled_ && look_scheduled_at_ <= now)
-            look_scheduled_ = false;
-    }
+    void DeadlinePassed(Clock::time_point now) { look_deadline_.Passed(now); }
     // A look is due.
     bool Due(Clock::time_point now) const { return watching_ && look_at_ <= now; }
 
@@ -162,8 +161,7 @@ class PeerLiveness {
     int timeout_ms_ = 0;
     Clock::time_point look_at_;
     // The look deadline the engine holds, if any.
-    bool look_scheduled_ = false;
-    Clock::time_point look_scheduled_at_;
+    PendingDeadline look_deadline_;
     PeerWatch watch_;
 };
 

@@ -42,6 +42,35 @@ class DeadlineHandler {
     virtual void OnDeadline() = 0;
 };
 
+// The earliest deadline a handler asked of the engine and has not yet seen
+// pass. The engine keeps every deadline until it passes, so a handler that
+// asked at every turn would pile them up: it asks again only for an earlier
+// one. Kept under the handler's lock.
+class PendingDeadline {
+  public:
+    using Clock = std::chrono::steady_clock;
+
+    // True, and `at` recorded, when `at` is to be asked of the engine:
+    // nothing pending runs by then (that one asks for what is left).
+    bool Ask(Clock::time_point at) {
+        if (pending_ && at_ <= at)
+            return false;
+        pending_ = true;
+        at_ = at;
+        return true;
+    }
+    // OnDeadline runs at `now`: the pending deadline passed if it was due.
+    void Passed(Clock::time_point now) {
+        if (pending_ && at_ <= now)
+            pending_ = false;
+    }
+    bool Pending() const { return pending_; }
+
+  private:
+    bool pending_ = false;
+    Clock::time_point at_;
+};
+
 class ProgressEngine {
   public:
     using Clock = std::chrono::steady_clock;

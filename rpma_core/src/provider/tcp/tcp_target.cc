@@ -308,4 +308,13 @@ void Target::FlushReceives() {
     }
 }
 
+void Target::Refuse(ibv_wc_status status) {
+    acks_->Queue(*out_);
+    OutboundMessage nak;
+    nak.header.opcode = wire::Opcode::kNak;
+    nak.header.sequence = in_->header.sequence;
+    nak.header.rkey = status;
+    out_->Push(std::move(nak));
+}
+
 }  // namespace rpma::provider::tcp

@@ -84,6 +84,10 @@ class Target {
     // more of the peer lands once this returns.
     Verdict StopApplying();
 
+    // kReject: the NAK of the request in the message, carrying `status`,
+    // goes out after the ACK of what was applied before it.
+    void Refuse(ibv_wc_status status);
+
     // The message held for want of a receive, or while a worker persists.
     bool WaitingForReceive() const {
         return in_->phase == InboundMessage::Phase::kWaitingForReceive;

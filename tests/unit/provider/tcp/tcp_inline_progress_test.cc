@@ -2,10 +2,14 @@
 // busy-poll (Poll on an empty CQ) drive the inbound side of the connections
 // feeding their CQs themselves; the progress thread keeps serving whatever
 // nobody waits on. Several tests stall the progress thread to show that the
-// waiting thread alone completes the work.
+// waiting thread alone completes the work. The InlineProgress tests at the
+// end check the role alone (no connection; a socket pair for the direct
+// read): the waiters' mutes and the lease, the lock released across the
+// direct recv, and a socket released under that recv closed by its reader.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +22,7 @@
 #include <mutex>
 #include <thread>
 
+#include "rpma_core/src/provider/tcp/tcp_inline_progress.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
 namespace rpma::provider::tcp::testing {
@@ -547,6 +552,164 @@ TEST_F(TcpInlineProgressSmallSendQueue, UnsignaledRequestsAloneDoNotHoldTheSendQ
     }
     ASSERT_EQ(err, 0);
     EXPECT_EQ(client.send.WaitOne().wr_id, 999u);
+}
+
+// --- InlineProgress alone ---------------------------------------------------
+
+constexpr int kLingerUs = 1000;
+
+TEST(InlineProgress, WaitersMuteWhileTheSocketCanBeReadAndTheLastLeavesTheLinger) {
+    InlineProgress progress;
+    bool first = false;
+    bool second = false;
+    EXPECT_FALSE(progress.Follow(&first, false)) << "not readable, not muted: nothing changes";
+    EXPECT_TRUE(progress.Follow(&first, true));
+    EXPECT_TRUE(first);
+    EXPECT_FALSE(progress.Follow(&first, true)) << "a waiter mutes once, however often it polls";
+    EXPECT_TRUE(progress.Alone());
+    EXPECT_TRUE(progress.Follow(&second, true));
+    EXPECT_FALSE(progress.Alone()) << "two waiters: neither reads directly";
+    EXPECT_TRUE(progress.lease().Muted());
+
+    bool deadline = true;
+    EXPECT_TRUE(progress.End(&first, kLingerUs, true, &deadline));
+    EXPECT_FALSE(first);
+    EXPECT_FALSE(deadline) << "not the last";
+    EXPECT_FALSE(progress.lease().Lingering());
+    EXPECT_FALSE(progress.End(&first, kLingerUs, true, &deadline)) << "ended already";
+    EXPECT_TRUE(progress.End(&second, kLingerUs, true, &deadline));
+    EXPECT_TRUE(deadline) << "the last waiter's linger needs its deadline";
+    EXPECT_TRUE(progress.lease().Lingering());
+    EXPECT_TRUE(progress.lease().Muted()) << "the mute lingers";
+}
+
+TEST(InlineProgress, AWaiterWhoseSocketCannotBeReadLiftsItsMuteAndLeavesNoLinger) {
+    InlineProgress progress;
+    bool muted = false;
+    ASSERT_TRUE(progress.Follow(&muted, true));
+    EXPECT_TRUE(progress.Follow(&muted, false));
+    EXPECT_FALSE(muted);
+    EXPECT_FALSE(progress.lease().Muted());
+    ASSERT_TRUE(progress.Follow(&muted, true));
+    bool deadline = true;
+    EXPECT_TRUE(progress.End(&muted, kLingerUs, /*can_mute=*/false, &deadline));
+    EXPECT_FALSE(deadline);
+    EXPECT_FALSE(progress.lease().Muted()) << "a socket that cannot be read is not kept muted";
+}
+
+// A linger renewed while the lease's deadline is pending extends the lease
+// and asks the engine for nothing; once that deadline passed, it asks again.
+TEST(InlineProgress, ARenewedLingerAsksNoNewDeadlineWhileOneIsPending) {
+    InlineProgress progress;
+    bool muted = false;
+    bool deadline = false;
+    ASSERT_TRUE(progress.Follow(&muted, true));
+    ASSERT_TRUE(progress.End(&muted, kLingerUs, true, &deadline));
+    EXPECT_TRUE(deadline);
+    ASSERT_TRUE(progress.Follow(&muted, true));
+    ASSERT_TRUE(progress.End(&muted, kLingerUs, true, &deadline));
+    EXPECT_FALSE(deadline) << "the pending deadline extends the lease";
+    EXPECT_TRUE(progress.lease().Lingering());
+    EXPECT_FALSE(progress.AskDeadline(progress.lease().Until())) << "pending, and earlier";
+    progress.DeadlinePassed(progress.lease().Until());
+    EXPECT_TRUE(progress.AskDeadline(progress.lease().Until()));
+}
+
+class InlineProgressRecv : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        int fds[2];
+        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+        ours_ = UniqueFd(fds[0]);
+        peer_ = UniqueFd(fds[1]);
+    }
+    InlineProgress::Recv Recv(ssize_t *got) {
+        std::unique_lock lock(mu_);
+        const InlineProgress::Recv result =
+            progress_.DirectRecv(lock, fd_, buffer_, sizeof(buffer_), "the peer", got);
+        EXPECT_TRUE(lock.owns_lock()) << "the lock is held again on return";
+        EXPECT_FALSE(progress_.ReaderBusy());
+        return result;
+    }
+
+    Lock mu_;
+    UniqueFd ours_;
+    UniqueFd peer_;
+    int fd_ = -1;
+    InlineProgress progress_;
+    uint8_t buffer_[64];
+};
+
+TEST_F(InlineProgressRecv, ReadsWhatArrivedWithTheSocketMadeBlockingAndTimesOutOtherwise) {
+    fd_ = ours_.Get();
+    ASSERT_EQ(send(peer_.Get(), "hello", 5, 0), 5);
+    ssize_t got = 0;
+    EXPECT_EQ(Recv(&got), InlineProgress::Recv::kReceived);
+    EXPECT_EQ(got, 5);
+    EXPECT_EQ(memcmp(buffer_, "hello", 5), 0);
+    EXPECT_EQ(fcntl(fd_, F_GETFL) & O_NONBLOCK, 0) << "blocking, bounded by SO_RCVTIMEO";
+    EXPECT_EQ(Recv(&got), InlineProgress::Recv::kTimedOut) << "nothing more came";
+}
+
+TEST_F(InlineProgressRecv, TheLockIsFreeDuringTheRecv) {
+    fd_ = ours_.Get();
+    std::atomic<bool> received{false};
+    std::thread reader([&] {
+        const auto deadline = steady_clock::now() + milliseconds(kTimeoutMs);
+        ssize_t got = 0;
+        while (steady_clock::now() < deadline)
+            if (Recv(&got) == InlineProgress::Recv::kReceived)
+                break;
+        received = got == 1;
+    });
+    // Taking the lock while the reader is in its recv is what shows it free.
+    const auto deadline = steady_clock::now() + milliseconds(kTimeoutMs);
+    bool seen_busy = false;
+    while (!seen_busy && steady_clock::now() < deadline) {
+        std::lock_guard lock(mu_);
+        seen_busy = progress_.ReaderBusy();
+    }
+    EXPECT_TRUE(seen_busy);
+    ASSERT_EQ(send(peer_.Get(), "x", 1, 0), 1);
+    reader.join();
+    EXPECT_TRUE(received);
+}
+
+TEST_F(InlineProgressRecv, ASocketReleasedUnderTheRecvWakesItsReaderWhichClosesIt) {
+    UniqueFd socket = std::move(ours_);
+    fd_ = socket.Get();
+    std::atomic<InlineProgress::Recv> result{InlineProgress::Recv::kTimedOut};
+    std::thread reader([&] {
+        const auto deadline = steady_clock::now() + milliseconds(kTimeoutMs);
+        ssize_t got = 0;
+        while (result == InlineProgress::Recv::kTimedOut && steady_clock::now() < deadline)
+            result = Recv(&got);
+    });
+    {
+        const auto deadline = steady_clock::now() + milliseconds(kTimeoutMs);
+        std::unique_lock lock(mu_);
+        while (!progress_.ReaderBusy() && steady_clock::now() < deadline) {
+            lock.unlock();
+            std::this_thread::yield();
+            lock.lock();
+        }
+        ASSERT_TRUE(progress_.ReaderBusy());
+        progress_.Release(&socket);
+        EXPECT_FALSE(socket.Valid());
+        EXPECT_GE(fcntl(fd_, F_GETFD), 0) << "its number is not free under the recv";
+    }
+    reader.join();
+    EXPECT_EQ(result, InlineProgress::Recv::kClosed) << "what was read goes with the socket";
+    EXPECT_EQ(fcntl(fd_, F_GETFD), -1) << "the reader closed it";
+}
+
+TEST_F(InlineProgressRecv, ASocketReleasedWithoutAReaderIsClosedAtOnce) {
+    UniqueFd socket = std::move(ours_);
+    const int fd = socket.Get();
+    std::lock_guard lock(mu_);
+    progress_.Release(&socket);
+    EXPECT_FALSE(socket.Valid());
+    EXPECT_EQ(fcntl(fd, F_GETFD), -1);
 }
 
 }  // namespace

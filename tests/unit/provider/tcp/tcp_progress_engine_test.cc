@@ -77,5 +77,23 @@ TEST(ProgressEngineDeadlines, AGoneHandlerIsDroppedAndOthersStillFire) {
     EXPECT_TRUE(kept->WaitFor(1, 5s));
 }
 
+// A handler asks the engine only for a deadline earlier than the one it
+// holds; once that passes, any deadline is asked again.
+TEST(PendingDeadline, AsksOnlyForAnEarlierOneUntilItPasses) {
+    const PendingDeadline::Clock::time_point t0{};
+    PendingDeadline deadline;
+    EXPECT_FALSE(deadline.Pending());
+    EXPECT_TRUE(deadline.Ask(t0 + 10ms));
+    EXPECT_TRUE(deadline.Pending());
+    EXPECT_FALSE(deadline.Ask(t0 + 10ms)) << "the same one is pending";
+    EXPECT_FALSE(deadline.Ask(t0 + 20ms)) << "the pending one runs first";
+    EXPECT_TRUE(deadline.Ask(t0 + 5ms)) << "earlier";
+    deadline.Passed(t0 + 4ms);
+    EXPECT_TRUE(deadline.Pending()) << "not due yet";
+    deadline.Passed(t0 + 5ms);
+    EXPECT_FALSE(deadline.Pending());
+    EXPECT_TRUE(deadline.Ask(t0 + 20ms));
+}
+
 }  // namespace
 }  // namespace rpma::provider::tcp

@@ -4,12 +4,14 @@
 // completes once one is posted; a persist that fails is refused, never
 // acknowledged; the peer cannot grow the READ responses beyond its send
 // queue's depth; a destroyed QP completes nothing more, and one bound
-// again (a request moved to another peer) applies requests again.
+// again (a request moved to another peer) applies requests again; a
+// refused request's NAK follows the ACK of what was applied before it.
 #include "rpma_core/src/provider/tcp/tcp_target.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
@@ -27,6 +29,7 @@
 #include "rpma_core/src/provider/tcp/tcp_persist.h"
 #include "rpma_core/src/provider/tcp/tcp_persist_workers.h"
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
+#include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
@@ -332,6 +335,33 @@ TEST_F(TargetTest, APersistThatFailsIsRefusedNeverAcknowledged) {
               Kind::kPersistOnWorker);
     EXPECT_EQ(target_.OnPersisted(0).kind, Kind::kDone);
     EXPECT_TRUE(acks_.Owed());
+}
+
+TEST_F(TargetTest, ARefusedRequestIsNakedAfterTheAckOfWhatWasAppliedBeforeIt) {
+    ASSERT_EQ(Request(wire::Opcode::kFlush, 0, 64).kind, Kind::kDone);
+    const Target::Verdict verdict = Request(wire::Opcode::kWrite, buffer_.size() - 8, 64);
+    ASSERT_EQ(verdict.kind, Kind::kReject);
+    target_.Refuse(verdict.status);
+
+    int fds[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+    const UniqueFd ours(fds[0]);
+    const UniqueFd peer(fds[1]);
+    ASSERT_EQ(out_.Flush(ours.Get()).status, OutboundQueue::FlushStatus::kDrained);
+    std::vector<wire::Header> sent;
+    uint8_t bytes[wire::kHeaderSize];
+    while (recv(peer.Get(), bytes, sizeof(bytes), MSG_DONTWAIT) ==
+           static_cast<ssize_t>(sizeof(bytes))) {
+        wire::Header header;
+        ASSERT_EQ(wire::ParseHeader(bytes, &header), wire::ParseError::kNone);
+        sent.push_back(header);
+    }
+    ASSERT_EQ(sent.size(), 2u);
+    EXPECT_EQ(sent[0].opcode, wire::Opcode::kAck);
+    EXPECT_EQ(sent[0].sequence, 1u) << "the flush applied before";
+    EXPECT_EQ(sent[1].opcode, wire::Opcode::kNak);
+    EXPECT_EQ(sent[1].sequence, 2u) << "the refused request";
+    EXPECT_EQ(sent[1].rkey, static_cast<uint32_t>(IBV_WC_REM_ACCESS_ERR)) << "its status";
 }
 
 }  // namespace

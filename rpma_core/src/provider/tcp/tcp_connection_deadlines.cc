@@ -1,16 +1,46 @@
-// Connection, liveness (tcp_liveness.h): what the connection does with the
-// looks of its PeerLiveness — when they start, asking a quiet peer for an
-// answer, a heartbeat while the peer waits for us, breaking the connection
-// when the peer made no progress for the whole bound. Test:
-// tcp_liveness_test.
+// Connection, deadlines: what the engine's OnDeadline does for a connection
+// — ringing the doorbell a post left waiting, ending the inline linger
+// (tcp_inline_lease.h), and the looks of its PeerLiveness (tcp_liveness.h):
+// when they start, asking a quiet peer for an answer, a heartbeat while the
+// peer waits for us, breaking the connection when the peer made no progress
+// for the whole bound. Tests: tcp_inline_progress_test, tcp_liveness_test.
 #include <atomic>
 #include <chrono>
+#include <mutex>
 
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/provider/tcp/tcp_connection.h"
 
 namespace rpma::provider::tcp {
 
+void Connection::OnDeadline() {
+    std::lock_guard lock(mu_);
+    const ProgressEngine::Clock::time_point now = ProgressEngine::Clock::now();
+    inline_.DeadlinePassed(now);
+    liveness_.DeadlinePassed(now);
+    InlineLease &lease = inline_.lease();
+    if (lease.DoorbellDue(now))
+        RingDoorbell();
+    if (liveness_.Due(now))
+        LookAtPeer(now);
+    lease.Expire(now, deps_.inline_linger_us->load(std::memory_order_relaxed));
+    if (lease.DoorbellPending())
+        ScheduleDeadline(lease.DoorbellBy());
+    if (lease.Lingering())
+        ScheduleDeadline(lease.Until());
+    if (liveness_.Watching())
+        ScheduleLook();
+    UpdateInterest();
+}
+
+// The lease's deadlines (the doorbell, the linger's end) share one.
+void Connection::ScheduleDeadline(ProgressEngine::Clock::time_point at) {
+    if (inline_.AskDeadline(at))
+        deps_.engine->ScheduleDeadline(at, weak_from_this());
+}
+
+// Asks the engine for OnDeadline at the next look unless a deadline no
+// later than that is pending already.
 void Connection::ScheduleLook() {
     // Apart from ScheduleDeadline, whose one earliest deadline the lease
     // replaces every linger.
@@ -27,6 +57,7 @@ void Connection::StartWatchingPeer() {
     ScheduleLook();
 }
 
+// One look, on the progress thread: probe, heartbeat, or break.
 void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
     if (!IsLive() || !socket_.Valid()) {
         liveness_.Stop();
