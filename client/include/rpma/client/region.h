@@ -25,8 +25,9 @@
 // their work requests to every replica, not to wait: each then waits for
 // its own operation's confirmations only, while other threads post (one
 // waiting thread collects every replica's completions for all of them).
-// Reads, Readd/Repair, RegisterBuffer and UnregisterBuffer still hold the
-// mutex until they are done. Ordering: every replica executes work
+// Reads post under the mutex and wait without it too; Readd/Repair,
+// RegisterBuffer and UnregisterBuffer hold it while they work. Ordering:
+// every replica executes work
 // requests in the order they were posted under the mutex (one connection
 // per replica, executed in order), so writes to overlapping ranges take
 // effect in the order of their calls' posts on every replica (for calls
@@ -34,8 +35,9 @@
 // in pieces, each in order), and a Persist (or WritePersist, Commit) makes
 // durable, within its range, every write posted before it on the Region
 // from any thread. Acknowledgements of concurrent calls may return in any
-// order. *Async runs the synchronous calls on the Region's worker thread,
-// one after the other, in submission order.
+// order. *Async posts at once on the calling thread, as the synchronous
+// calls do, and one progress thread per Region completes the operations,
+// in submission order; up to OpenOptions::max_in_flight are outstanding.
 //
 // How and why (fan-out, waiting, failure, replica-set records, buffers,
 // threads): client/REGION.md and client/REPLICA_SETS.md; measurements:
@@ -74,9 +76,9 @@ struct OpenOptions {
     // network goes unnoticed: within operation_timeout of the first
     // operation that must wait for the replica (with records or a quorum
     // of all, the next one; without records and with a smaller quorum, at
-    // the latest the staged write that reuses the replica's oldest
-    // unconfirmed slot of the ring, 8 on, or the operation that finds its
-    // queue of 128 work requests full). Short
+    // the latest the staged write that needs the replica's oldest
+    // unconfirmed extent of the 8 MiB ring back, or the operation that
+    // finds its queue of 128 work requests full). Short
     // values suit a LAN (1-2 s); the operations waiting meanwhile stall.
     std::chrono::milliseconds operation_timeout{10000};
     // Called when a replica is marked failed, with the replica (index,
