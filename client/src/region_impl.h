@@ -405,6 +405,14 @@ class Region::Impl {
     enum class Outcome { kMet, kWaiting, kQuorumLost, kReplicaFailed };
     template <typename Done>
     Outcome Decide(Need need, const Done &done, size_t only);
+    // A wait's Status for an outcome that is not kWaiting.
+    Status Verdict(const Op &op, Outcome outcome, size_t only) const {
+        if (outcome == Outcome::kQuorumLost)
+            return QuorumLost(op);
+        if (outcome == Outcome::kReplicaFailed)
+            return members_[only].error;
+        return Status();
+    }
     // One wait, of at most `timeout`, for any of waiting_ to make progress.
     void WaitForAny(const Op &op, std::chrono::milliseconds timeout);
     // Whether `holds` is true of every replica not failed: the check that
@@ -616,13 +624,7 @@ Region::Impl::Outcome Region::Impl::Decide(Need need, const Done &done, size_t o
 
 template <typename Done>
 Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t only) {
-    auto finish = [&](Outcome outcome) {
-        if (outcome == Outcome::kQuorumLost)
-            return QuorumLost(op);
-        if (outcome == Outcome::kReplicaFailed)
-            return members_[only].error;
-        return Status();
-    };
+    auto finish = [&](Outcome outcome) { return Verdict(op, outcome, only); };
     if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
         return finish(outcome);
     std::chrono::nanoseconds now = CoarseNow();
@@ -645,13 +647,7 @@ Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t onl
 
 template <typename Done>
 Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done, size_t only) {
-    auto finish = [&](Outcome outcome) {
-        if (outcome == Outcome::kQuorumLost)
-            return QuorumLost(op);
-        if (outcome == Outcome::kReplicaFailed)
-            return members_[only].error;
-        return Status();
-    };
+    auto finish = [&](Outcome outcome) { return Verdict(op, outcome, only); };
     if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
         return finish(outcome);
     std::chrono::nanoseconds now = CoarseNow();
