@@ -1,6 +1,7 @@
 // Region::Impl, private to the library: the replica set's members, the
-// fan-out and its waits (region.cc), and the resync of a failed replica
-// (region_resync.cc).
+// fan-out and its waits (region.cc), reads (region_read.cc), the
+// asynchronous operations' progress thread (region_async.cc), and the
+// resync of a failed replica (region_resync.cc).
 #ifndef CLIENT_SRC_REGION_IMPL_H
 #define CLIENT_SRC_REGION_IMPL_H
 
@@ -34,6 +35,11 @@
 namespace rpma::client {
 
 constexpr size_t kStagingId = 0;
+// A write or read from a registered buffer is posted in pieces of at most
+// this: what every provider takes in one work request (rpma_write's length
+// is 32 bits; a verbs device caps a message at its max_msg_sz), so that no
+// length ever makes a post fail, which would fail every replica at once.
+constexpr size_t kMaxPostBytes = size_t{1} << 30;
 // How long a wait for several replicas reads the likeliest one's connection
 // inline before it watches all of them at once (poll(2) on their fds):
 // replicas that answer within it are collected without a hand-off between
