@@ -407,8 +407,7 @@ bool Region::Impl::PostSole(const Op &op, size_t i, uint64_t offset,
 Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bool persist) {
     const Op op{persist ? Op::Kind::kWritePersist : Op::Kind::kWrite, offset, bytes.size()};
     if (!InRange(offset, bytes.size(), size_))
-        return Status(StatusCode::kInvalidArgument,
-                      op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
+        return Beyond(op);
     std::lock_guard lock(mu_);
     if (attention_) [[unlikely]]
         if (Status s = Attend(op, true); !s.ok())
@@ -494,8 +493,7 @@ bool Region::Impl::PostedDone(const Posted &posted) {
 Status Region::Impl::Persist(uint64_t offset, uint64_t length) {
     const Op op{Op::Kind::kPersist, offset, length};
     if (!InRange(offset, length, size_))
-        return Status(StatusCode::kInvalidArgument,
-                      op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
+        return Beyond(op);
     std::lock_guard lock(mu_);
     if (attention_) [[unlikely]]
         if (Status s = Attend(op, true); !s.ok())

@@ -21,12 +21,9 @@ void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes,
     p.done = std::move(done);
     std::unique_lock lock(mu_);
     AwaitInFlightRoom(lock);
-    if (!InRange(offset, bytes.size(), size_))
-        p.status = Status(StatusCode::kInvalidArgument, p.op.ToString() + ": beyond the region's " +
-                                                            std::to_string(size_) + " bytes");
-    else if (attention_ && !(p.status = Attend(p.op, true, false)).ok())
-        ;  // refused before anything was posted
-    else {
+    // A refusal before anything was posted goes through neither Finish
+    // nor Pinned, as a synchronous call's.
+    if ((p.status = Admit(p.op, true, false)).ok()) {
         p.finish = p.pin = true;
         p.status = PostWriteOp(p.op, offset, bytes, persist, &p.posted);
     }
@@ -39,12 +36,7 @@ void Region::Impl::PersistAsync(uint64_t offset, uint64_t length, Completion don
     p.done = std::move(done);
     std::unique_lock lock(mu_);
     AwaitInFlightRoom(lock);
-    if (!InRange(offset, length, size_))
-        p.status = Status(StatusCode::kInvalidArgument, p.op.ToString() + ": beyond the region's " +
-                                                            std::to_string(size_) + " bytes");
-    else if (attention_ && !(p.status = Attend(p.op, true, false)).ok())
-        ;
-    else {
+    if ((p.status = Admit(p.op, true, false)).ok()) {
         p.finish = true;
         p.status = PostPersistOp(p.op, offset, length, &p.posted);
     }
@@ -89,10 +81,7 @@ void Region::Impl::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t i
     p.done = std::move(done);
     std::unique_lock lock(mu_);
     AwaitInFlightRoom(lock);
-    if (!InRange(offset, out.size(), size_))
-        p.status = Status(StatusCode::kInvalidArgument, p.op.ToString() + ": beyond the region's " +
-                                                            std::to_string(size_) + " bytes");
-    else if (attention_ && !(p.status = Attend(p.op, false)).ok())
+    if (!(p.status = Admit(p.op, false, true)).ok())
         ;
     else if (attention_ && read_only_ && !legacy_)
         // A reader's read is confirmed against the record afterwards: done

@@ -297,6 +297,18 @@ class Region::Impl {
     Status NewestOfReplicas(const Op &op, ::rpmad::v1::ReplicaSetRecord *newest);
     // What an operation checks before it starts when attention_ is set: a
     // fenced Region, a read-only one's writes, failures not yet recorded.
+    // kInvalidArgument: `op`'s range is beyond the region.
+    Status Beyond(const Op &op) const {
+        return Status(StatusCode::kInvalidArgument,
+                      op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
+    }
+    // An asynchronous submission's checks, mu_ held: its range, then
+    // Attend's when attention_ is set.
+    Status Admit(const Op &op, bool writes, bool settle) {
+        if (!InRange(op.offset, op.length, size_))
+            return Beyond(op);
+        return attention_ ? Attend(op, writes, settle) : Status();
+    }
     // `settle`: failures not yet recorded are recorded first; an
     // asynchronous submission leaves that to its completion (Finish), so
     // that it does not wait on the control plane: nothing is acknowledged

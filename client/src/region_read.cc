@@ -11,8 +11,7 @@ namespace rpma::client {
 Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t index) {
     const Op op{Op::Kind::kRead, offset, out.size(), 0, index};
     if (!InRange(offset, out.size(), size_))
-        return Status(StatusCode::kInvalidArgument,
-                      op.ToString() + ": beyond the region's " + std::to_string(size_) + " bytes");
+        return Beyond(op);
     std::lock_guard lock(mu_);
     if (attention_) [[unlikely]] {
         if (Status s = Attend(op, false); !s.ok())
