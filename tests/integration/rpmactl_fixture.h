@@ -13,28 +13,13 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/integration/rpmactl_outcome.h"
 #include "tests/integration/rpmad_harness.h"
 
 namespace rpma::testing {
 
-using Json = nlohmann::json;
 inline constexpr char kToken[] = "rpmactl-test-token";
 inline constexpr auto kRunTimeout = std::chrono::seconds(60);
-
-struct Outcome {
-    ExitStatus status;
-    std::string out;
-    std::string err;
-    std::string described;
-
-    int code() const { return status.exited ? status.code : -1; }
-    // stdout as JSON (discarded: a parse error fails the expectation).
-    Json json() const {
-        Json value = Json::parse(out, nullptr, /*allow_exceptions=*/false);
-        EXPECT_FALSE(value.is_discarded()) << "not JSON: " << described;
-        return value;
-    }
-};
 
 class RpmactlTest : public ::testing::Test {
   protected:

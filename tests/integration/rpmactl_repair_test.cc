@@ -21,28 +21,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/integration/rpmactl_outcome.h"
 #include "tests/integration/rpmad_harness.h"
 
 namespace rpma::testing {
 namespace {
 
-using Json = nlohmann::json;
 constexpr auto kRunTimeout = std::chrono::seconds(120);
 constexpr uint64_t kMiB = 1 << 20;
-
-struct Outcome {
-    ExitStatus status;
-    std::string out;
-    std::string err;
-    std::string described;
-
-    int code() const { return status.exited ? status.code : -1; }
-    Json json() const {
-        Json value = Json::parse(out, nullptr, /*allow_exceptions=*/false);
-        EXPECT_FALSE(value.is_discarded()) << "not JSON: " << described;
-        return value;
-    }
-};
 
 std::vector<std::byte> RandomBytes(size_t size, uint32_t seed) {
     std::mt19937_64 random(seed);

@@ -1,0 +1,34 @@
+// What a run of the rpmactl binary gave the integration tests: its exit
+// status, stdout (as JSON on demand) and stderr.
+#ifndef TESTS_INTEGRATION_RPMACTL_OUTCOME_H
+#define TESTS_INTEGRATION_RPMACTL_OUTCOME_H
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/integration/process.h"
+
+namespace rpma::testing {
+
+using Json = nlohmann::json;
+
+struct Outcome {
+    ExitStatus status;
+    std::string out;
+    std::string err;
+    std::string described;
+
+    int code() const { return status.exited ? status.code : -1; }
+    // stdout as JSON (discarded: a parse error fails the expectation).
+    Json json() const {
+        Json value = Json::parse(out, nullptr, /*allow_exceptions=*/false);
+        EXPECT_FALSE(value.is_discarded()) << "not JSON: " << described;
+        return value;
+    }
+};
+
+}  // namespace rpma::testing
+
+#endif  // TESTS_INTEGRATION_RPMACTL_OUTCOME_H
