@@ -134,11 +134,9 @@ class LibraryClient : public Client {
         return rpma_bench::NowNs() - start;
     }
 
-    // The library has no completion-driven submission yet: each
-    // WritePersistAsync queues the synchronous call on the Region's worker
-    // thread, so depth N here is N outstanding futures from this one thread,
-    // completing in submission order. A pipelined library shows its gain
-    // through the same rows.
+    // Depth N: N WritePersistAsync futures outstanding from this one
+    // thread, each posted at once and completed by the Region's progress
+    // thread in submission order; the oldest is waited for, then replaced.
     rpma_bench::DepthResult DurableWriteAtDepth(size_t size, int depth, int operations) override {
         const std::span<const std::byte> bytes(buffer_.data(), size);
         std::vector<std::future<client::Status>> futures(depth);
@@ -174,12 +172,14 @@ class LibraryClient : public Client {
 // where its daemon listens (the delaying proxies); empty: the daemon's own.
 std::unique_ptr<client::Region> OpenRegion(const std::vector<std::string> &addresses,
                                            const std::string &name,
-                                           const std::vector<std::string> &data_addresses = {}) {
+                                           const std::vector<std::string> &data_addresses = {},
+                                           bool group_commit = true) {
     client::ReplicaSet set;
     set.addresses = addresses;
     set.data_addresses = data_addresses;
     client::OpenOptions options;
     options.create_size = kLibraryRegionSize;
+    options.group_commit = group_commit;
     auto region = client::Region::Open(set, name, options);
     if (!region.ok())
         Die("opening region " + name + ": " + region.status().ToString());
@@ -250,6 +250,9 @@ constexpr const char *kTcp = "raw TCP";
 // Every replica's data plane behind its own delaying proxy.
 constexpr const char *kOneFar = "library, 1 replica, proxied";
 constexpr const char *kThreeFar = "library, 3 replicas, proxied";
+// The library without group commit (each persist posted at once).
+constexpr const char *kOneEach = "library, 1 replica, no group commit";
+constexpr const char *kThreeEach = "library, 3 replicas, no group commit";
 // What a user would write instead: three gRPC servers msyncing a mapped file.
 constexpr const char *kGrpc = "gRPC x 3, msync";
 
@@ -271,6 +274,10 @@ void PrintDepthFloors(const rpma_bench::DepthReport &d) {
            "bare rpma_core depth 16 / raw TCP depth 16", iops(kBare, 16) / iops(kTcp, 16));
     printf("  %-62s %6.2f  (no floor: CPU-bound on loopback)\n",
            "3 replicas / 1 replica IOPS at depth 16", iops(kThree, 16) / iops(kOne, 16));
+    for (const auto &[with, without] : {std::pair{kOne, kOneEach}, std::pair{kThree, kThreeEach}}) {
+        const std::string what = std::string(with + 9) + " depth 16, group commit / without";
+        printf("  %-62s %6.2f  (no floor)\n", what.c_str(), iops(with, 16) / iops(without, 16));
+    }
     for (const char *series : {kThree, kOne})
         for (int depth : {1, 16}) {
             const std::string what = std::string(series + 9) + " / gRPC x 3 p50 latency at depth " +
@@ -378,6 +385,8 @@ int main(int argc, char **argv) {
     {
         LibraryClient one(OpenRegion({controls[0]}, "depth-one"), false);
         LibraryClient three(OpenRegion(controls, "depth-three"), false);
+        LibraryClient one_each(OpenRegion({controls[0]}, "depth-one-each", {}, false), false);
+        LibraryClient three_each(OpenRegion(controls, "depth-three-each", {}, false), false);
         std::unique_ptr<Client> bare = rpma_bench::ConnectRpma("127.0.0.1", bare_port, false);
         std::unique_ptr<Client> tcp = rpma_bench::ConnectRawTcp(tcp_port);
         LibraryClient one_far(OpenRegion({controls[0]}, "depth-one-far", {proxied[0]}), false);
@@ -385,6 +394,8 @@ int main(int argc, char **argv) {
         std::unique_ptr<Client> grpc = rpma_bench::ConnectGrpcWriters(grpc_ports);
         depth.Measure({{kOne, &one},
                        {kThree, &three},
+                       {kOneEach, &one_each},
+                       {kThreeEach, &three_each},
                        {kBare, bare.get()},
                        {kTcp, tcp.get()},
                        {kOneFar, &one_far},

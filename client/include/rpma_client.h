@@ -57,6 +57,9 @@ int rpma_client_region_open(const char *const *addresses, size_t count, const ch
 #define RPMA_CLIENT_OPEN_FORCE 0x2u
 /* Open though a member is being repaired, to take the repair over. */
 #define RPMA_CLIENT_OPEN_REPAIR_TAKEOVER 0x4u
+/* Every asynchronous persist posted at once, none left to a group commit
+ * (OpenOptions::group_commit in region.h). */
+#define RPMA_CLIENT_OPEN_NO_GROUP_COMMIT 0x8u
 
 /* rpma_client_region_open with RPMA_CLIENT_OPEN_* flags (0: the same). */
 int rpma_client_region_open_flags(const char *const *addresses, size_t count, const char *name,

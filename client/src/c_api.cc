@@ -110,7 +110,7 @@ int Open(const char *const *addresses, size_t count, const char *name,
     if (addresses == nullptr || name == nullptr || region == nullptr)
         return Invalid("rpma_client_region_open: addresses, name and region must not be NULL");
     if ((opts.flags & ~(RPMA_CLIENT_OPEN_READ_ONLY | RPMA_CLIENT_OPEN_FORCE |
-                        RPMA_CLIENT_OPEN_REPAIR_TAKEOVER)) != 0)
+                        RPMA_CLIENT_OPEN_REPAIR_TAKEOVER | RPMA_CLIENT_OPEN_NO_GROUP_COMMIT)) != 0)
         return Invalid("rpma_client_region_open: unknown flags (RPMA_CLIENT_OPEN_*)");
     rpma::client::ReplicaSet set;
     for (size_t i = 0; i < count; ++i) {
@@ -127,6 +127,7 @@ int Open(const char *const *addresses, size_t count, const char *name,
     options.read_only = (opts.flags & RPMA_CLIENT_OPEN_READ_ONLY) != 0;
     options.force = (opts.flags & RPMA_CLIENT_OPEN_FORCE) != 0;
     options.repair_takeover = (opts.flags & RPMA_CLIENT_OPEN_REPAIR_TAKEOVER) != 0;
+    options.group_commit = (opts.flags & RPMA_CLIENT_OPEN_NO_GROUP_COMMIT) == 0;
     if (opts.admin_token != nullptr)
         set.options.admin_token = opts.admin_token;
     if (opts.client_token != nullptr)

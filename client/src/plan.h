@@ -84,6 +84,19 @@ inline Span Covering(const std::vector<Span> &ranges) {
     return begin == UINT64_MAX ? Span{} : Span{begin, end - begin};
 }
 
+// Group commit: whether a persist of `next` may join a group of deferred
+// persists that cover `covering` with `bytes` of their own, so that one
+// persist of the new covering range makes all of them durable. Only while
+// that range is at most `slack` bytes more than the persists' own (a log's
+// appends, neighbouring records): a flush costs per byte it covers (a cache
+// line written back each, a page looked at each), so a covering range over
+// scattered writes would cost more than the flushes it saves.
+inline bool JoinsGroup(Span covering, uint64_t bytes, Span next, uint64_t slack) {
+    const uint64_t begin = std::min(covering.offset, next.offset);
+    const uint64_t end = std::max(covering.offset + covering.length, next.offset + next.length);
+    return end - begin <= bytes + next.length + slack;
+}
+
 enum class Verdict { kDone, kWaiting, kLost };
 
 // An operation needs `needed` confirmations: done when `confirmed` reach it,

@@ -348,6 +348,7 @@ Status Region::Impl::PostPersist(const Op &op, uint64_t offset, uint64_t length,
         if (!Out(members_[i].state))
             if (Replica &r = *members_[i].replica; !r.PostPersist(offset, length, *seq))
                 MarkFailed(i, r.failure(), op);
+    NotePersist(*seq);
     return Status();
 }
 
@@ -400,6 +401,7 @@ bool Region::Impl::PostSole(const Op &op, size_t i, uint64_t offset,
         *last = ++seq_;
         if (!replica.PostPersist(offset, length, *last))
             MarkFailed(i, replica.failure(), op);
+        NotePersist(*last);
     }
     return true;
 }
@@ -445,9 +447,13 @@ Status Region::Impl::PostWriteOp(const Op &op, uint64_t offset, std::span<const 
 }
 
 Status Region::Impl::AwaitPosted(const Op &op, const Posted &posted) {
-    if (posted.seq == 0)
+    if (posted.group != nullptr && posted.group == forming_)
+        PostGroup();  // the oldest operation outstanding waits for it
+    if (posted.group != nullptr && !posted.group->status.ok())
+        return posted.group->status;
+    const uint64_t seq = posted.group != nullptr ? posted.group->seq : posted.seq;
+    if (seq == 0)
         return Status();
-    const uint64_t seq = posted.seq;
     Status s;
     if (posted.read) {
         s = AwaitReleasing(
@@ -474,7 +480,9 @@ Status Region::Impl::AwaitPosted(const Op &op, const Posted &posted) {
 }
 
 bool Region::Impl::PostedDone(const Posted &posted) {
-    const uint64_t seq = posted.seq;
+    if (posted.group != nullptr && (posted.group->seq == 0 || !posted.group->status.ok()))
+        return !posted.group->status.ok();  // not posted yet, or failed
+    const uint64_t seq = posted.group != nullptr ? posted.group->seq : posted.seq;
     if (seq == 0)
         return true;
     if (posted.read)

@@ -25,7 +25,15 @@ void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes,
     // nor Pinned, as a synchronous call's.
     if ((p.status = Admit(p.op, true, false)).ok()) {
         p.finish = p.pin = true;
-        p.status = PostWriteOp(p.op, offset, bytes, persist, &p.posted);
+        // Deferred: the write alone, signaled (its staging extent and send
+        // queue entries must not wait for the group's persist).
+        std::shared_ptr<Group> group =
+            persist && !bytes.empty() ? Defer(offset, bytes.size()) : nullptr;
+        p.status = PostWriteOp(p.op, offset, bytes, persist && group == nullptr, &p.posted);
+        if (group != nullptr) {
+            p.posted.group = std::move(group);
+            p.posted.persisted = true;
+        }
     }
     Enqueue(std::move(p));
 }
@@ -38,7 +46,13 @@ void Region::Impl::PersistAsync(uint64_t offset, uint64_t length, Completion don
     AwaitInFlightRoom(lock);
     if ((p.status = Admit(p.op, true, false)).ok()) {
         p.finish = true;
-        p.status = PostPersistOp(p.op, offset, length, &p.posted);
+        if (std::shared_ptr<Group> group = length > 0 ? Defer(offset, length) : nullptr) {
+            p.posted.group = std::move(group);
+            p.posted.persisted = true;
+            p.posted.acknowledge = Sole() == members_.size();
+        } else {
+            p.status = PostPersistOp(p.op, offset, length, &p.posted);
+        }
     }
     Enqueue(std::move(p));
 }
@@ -102,6 +116,46 @@ void Region::Impl::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t i
     Enqueue(std::move(p));
 }
 
+std::shared_ptr<Region::Impl::Group> Region::Impl::Defer(uint64_t offset, uint64_t length) {
+    if (!options_.group_commit)
+        return nullptr;
+    const Span next{offset, length};
+    if (forming_ != nullptr) {
+        // Too far from the others: posted now, on its own (the group stays
+        // for the progress thread, which alone posts groups).
+        if (!JoinsGroup(forming_->covering, forming_->bytes, next, kGroupSlack))
+            return nullptr;
+        forming_->covering = Covering({forming_->covering, next});
+        forming_->bytes += length;
+        return forming_;
+    }
+    if (PersistsInFlight() < kGroupPersistsInFlight)
+        return nullptr;  // the pipeline has room: no wait for a group
+    forming_ = std::make_shared<Group>();
+    forming_->covering = next;
+    forming_->bytes = length;
+    return forming_;
+}
+
+void Region::Impl::PostGroup() {
+    std::shared_ptr<Group> group = std::move(forming_);
+    // What a failure names: the covering persist.
+    const Op op{Op::Kind::kPersist, group->covering.offset, group->covering.length};
+    Posted posted;
+    group->status = PostPersistOp(op, op.offset, op.length, &posted);
+    group->seq = posted.seq;
+}
+
+size_t Region::Impl::PersistsInFlight() {
+    while (!persists_posted_.empty()) {
+        const uint64_t seq = persists_posted_.front();
+        if (!AllHold([seq](Replica &r) { return r.persisted() >= seq; }))
+            break;
+        persists_posted_.pop_front();
+    }
+    return persists_posted_.size();
+}
+
 void Region::Impl::AwaitInFlightRoom(std::unique_lock<std::mutex> &lock) {
     if (std::this_thread::get_id() == progress_id_)
         return;
@@ -150,6 +204,9 @@ void Region::Impl::ProgressLoop() {
             in_flight_.pop_front();
         } while (!in_flight_.empty() &&
                  (!in_flight_.front().status.ok() || PostedDone(in_flight_.front().posted)));
+        // A persist in flight completed: the group formed meanwhile goes.
+        if (forming_ != nullptr && PersistsInFlight() < kGroupPersistsInFlight)
+            PostGroup();
         room_cv_.notify_all();
         lock.unlock();
         for (auto &[done, status] : ready)

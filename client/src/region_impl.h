@@ -40,6 +40,14 @@ constexpr size_t kStagingId = 0;
 // is 32 bits; a verbs device caps a message at its max_msg_sz), so that no
 // length ever makes a post fail, which would fail every replica at once.
 constexpr size_t kMaxPostBytes = size_t{1} << 30;
+// Group commit (OpenOptions::group_commit): an asynchronous persist is
+// deferred while this many persists are in flight, so that flushes keep
+// pipelining (an operation waits a quarter of a round trip more on average)
+// while each covers the persists that came during a quarter of one.
+constexpr size_t kGroupPersistsInFlight = 4;
+// How many bytes more than its persists' own a group's covering range may
+// span (JoinsGroup).
+constexpr uint64_t kGroupSlack = 64 << 10;
 // How long a wait for several replicas reads the likeliest one's connection
 // inline before it watches all of them at once (poll(2) on their fds):
 // replicas that answer within it are collected without a hand-off between
@@ -243,8 +251,20 @@ class Region::Impl {
     // (`persisted`: acknowledged durable) by the quorum, or on replica
     // `replica` alone (a read). seq 0: nothing. `acknowledge`: remembered
     // among the acknowledged operations once met (not on the sole path).
+    // Persists deferred together (group commit): one persist covering
+    // their ranges, posted by the progress thread; their operations wait
+    // for its sequence number.
+    struct Group {
+        Span covering;
+        uint64_t bytes = 0;  // the deferred persists' own lengths
+        uint64_t seq = 0;    // the covering persist's, once posted
+        Status status;       // why it could not be posted
+    };
     struct Posted {
         uint64_t seq = 0;
+        // Group commit: the persist this operation waits for (seq is its
+        // write's until the group is posted).
+        std::shared_ptr<Group> group;
         bool persisted = false;
         bool acknowledge = false;
         bool read = false;
@@ -513,6 +533,21 @@ class Region::Impl {
         bool pin = false;
         Completion done;
     };
+    // Group commit, mu_ held: whether a persist of (offset, length) is
+    // left to the forming group (which it then joins), rather than posted.
+    std::shared_ptr<Group> Defer(uint64_t offset, uint64_t length);
+    // Posts the forming group's covering persist (the progress thread).
+    void PostGroup();
+    // Persists posted and not yet done on every replica (group commit's
+    // measure of the pipeline: a lower bound, from what was collected).
+    size_t PersistsInFlight();
+    // A persist was posted (counted by PersistsInFlight).
+    void NotePersist(uint64_t seq) {
+        if (!options_.group_commit)
+            return;
+        persists_posted_.push_back(seq);
+        (void)PersistsInFlight();  // and those done leave: none waits long
+    }
     // Queues `pending` for the progress thread (started on first use).
     void Enqueue(Pending pending);
     // Waits, mu_ held by `lock`, while max_in_flight operations are
@@ -593,6 +628,11 @@ class Region::Impl {
 
     // Asynchronous operations outstanding, oldest first (under mu_).
     std::deque<Pending> in_flight_;
+    // Group commit: the persists being deferred together, and the
+    // sequence numbers of persists posted, oldest first, until every
+    // replica is done with them (only with OpenOptions::group_commit).
+    std::shared_ptr<Group> forming_;
+    std::deque<uint64_t> persists_posted_;
     const size_t max_in_flight_;              // OpenOptions::max_in_flight, or 64
     std::condition_variable_any pending_cv_;  // the progress thread's
     std::condition_variable_any room_cv_;     // submitters' at max_in_flight

@@ -157,6 +157,40 @@ TEST_F(CApiAsyncTest, WritePersistAsyncCompletesEachOnceInOrderThroughThePollFd)
     ExpectRecordsOnEachReplica(kOps);
 }
 
+TEST_F(CApiAsyncTest, WithoutGroupCommitEachPersistIsFlushedOnItsOwn) {
+    auto options = Options();
+    options.flags = RPMA_CLIENT_OPEN_NO_GROUP_COMMIT;
+    ASSERT_EQ(OpenWith(&options, &region_), RPMA_CLIENT_OK) << rpma_client_last_error();
+    // The persistent flushes each daemon's provider applied to the region.
+    auto flushes = [this] {
+        std::vector<uint64_t> counts;
+        for (const auto &daemon : *daemons_) {
+            v1::GetRegionRequest request;
+            request.set_name(Name());
+            v1::Region region;
+            EXPECT_TRUE(
+                daemon->Regions()->GetRegion(Rpmad::Context().get(), request, &region).ok());
+            counts.push_back(region.remote_flushes());
+        }
+        return counts;
+    };
+    const std::vector<uint64_t> before = flushes();
+    std::vector<std::vector<std::byte>> records;
+    for (size_t i = 0; i < kOps; ++i)
+        records.push_back(Record(i));
+    for (size_t i = 0; i < kOps; ++i)
+        ASSERT_EQ(rpma_client_write_persist_async(region_, i * kRecord, records[i].data(), kRecord,
+                                                  Tag(i)),
+                  RPMA_CLIENT_OK)
+            << rpma_client_last_error();
+    const auto got = Await(region_, kOps);
+    ASSERT_EQ(got.size(), kOps);
+    const std::vector<uint64_t> after = flushes();
+    for (size_t r = 0; r < after.size(); ++r)
+        EXPECT_EQ(after[r] - before[r], kOps) << "replica " << r;
+    ExpectRecordsOnEachReplica(kOps);
+}
+
 TEST_F(CApiAsyncTest, ReadsWritesAndPersistsAsyncFromSeveralThreads) {
     OpenRegion();
     constexpr size_t kThreads = 4, kEach = kOps / kThreads;

@@ -32,6 +32,21 @@ TEST(Covering, SpansEveryNonEmptyRange) {
     EXPECT_EQ(Covering({}).length, 0u);
 }
 
+TEST(JoinsGroup, NeighboursJoinScatteredRangesDoNot) {
+    constexpr uint64_t kSlack = 64 << 10;
+    // A log's next append, before or after, overlapping or not.
+    EXPECT_TRUE(JoinsGroup({0, 8192}, 8192, {8192, 4096}, kSlack));
+    EXPECT_TRUE(JoinsGroup({8192, 8192}, 8192, {0, 4096}, kSlack));
+    EXPECT_TRUE(JoinsGroup({0, 8192}, 8192, {4096, 4096}, kSlack));
+    // A gap up to the slack.
+    EXPECT_TRUE(JoinsGroup({0, 4096}, 4096, {4096 + kSlack, 4096}, kSlack));
+    EXPECT_FALSE(JoinsGroup({0, 4096}, 4096, {4096 + kSlack + 1, 4096}, kSlack));
+    // The slack counts once for the whole group: gaps add up.
+    EXPECT_FALSE(JoinsGroup({0, 4096 + kSlack + 4096}, 8192, {2 * kSlack + 8192, 4096}, kSlack));
+    // Far apart (a region's two ends).
+    EXPECT_FALSE(JoinsGroup({0, 4096}, 4096, {uint64_t{1} << 30, 4096}, kSlack));
+}
+
 TEST(QuorumVerdict, DoneWaitingOrLost) {
     EXPECT_EQ(QuorumVerdict(2, 1, 2), Verdict::kDone);
     EXPECT_EQ(QuorumVerdict(1, 1, 2), Verdict::kWaiting);

@@ -111,6 +111,16 @@ struct OpenOptions {
     // Region at once; a submission past it waits until the oldest completes
     // (on the submitting thread). 0 means the default, 64.
     size_t max_in_flight = 0;
+    // Group commit: an asynchronous WritePersist or Persist submitted while
+    // several persists are still in flight on the Region does not post a
+    // persist of its own; the progress thread posts one persist covering it
+    // and the others deferred with it, as soon as one in flight completes
+    // (when their ranges are neighbours: a log's appends, for example).
+    // Each is still acknowledged only once its own range is durable on the
+    // replicas counted for it. Fewer flushes per operation at depth, for
+    // up to a fraction of a round trip more latency each; false posts
+    // every persist at once. Synchronous calls never wait for a group.
+    bool group_commit = true;
 };
 
 // An asynchronous operation's completion, called once with its result.
