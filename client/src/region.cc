@@ -55,32 +55,9 @@ std::string Region::Impl::Unconfirmed(size_t i) const {
     if (!m.replica)
         return "";
     const Replica &r = *m.replica;
-    const uint64_t kept = std::min<uint64_t>(acknowledged_count_, kAcknowledgedKept);
-    size_t count = 0;
-    const Op *first = nullptr, *last = nullptr;
-    for (uint64_t k = acknowledged_count_ - kept; k < acknowledged_count_; ++k) {
-        const Acknowledged &a = acknowledged_[k % kAcknowledgedKept];
-        if (a.seq <= m.joined_after)
-            continue;
-        const bool confirmed =
-            a.op.kind == Op::Kind::kWrite ? r.Completed(a.seq) : r.persisted() >= a.seq;
-        if (confirmed)
-            continue;
-        ++count;
-        first = first ? first : &a.op;
-        last = &a.op;
-    }
-    if (count == 0)
-        return "";
-    // The oldest kept unconfirmed: older ones may be unconfirmed too.
-    const bool maybe_more =
-        kept == kAcknowledgedKept &&
-        first == &acknowledged_[(acknowledged_count_ - kept) % kAcknowledgedKept].op;
-    return "; it had not confirmed " + std::string(maybe_more ? "at least " : "") +
-           std::to_string(count) + " earlier operation" + (count == 1 ? "" : "s") +
-           " that the quorum acknowledged without it, " +
-           (count == 1 ? last->ToString()
-                       : "from " + first->ToString() + " to " + last->ToString());
+    return acknowledged_.Unconfirmed(m.joined_after, [&r](const Op &op, uint64_t seq) {
+        return op.kind == Op::Kind::kWrite ? r.Completed(seq) : r.persisted() >= seq;
+    });
 }
 
 void Region::Impl::ProgressAll(const Op &op) {

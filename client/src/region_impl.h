@@ -25,7 +25,9 @@
 #include <thread>
 #include <vector>
 
+#include "ack_history.h"
 #include "cluster_authority.h"
+#include "op.h"
 #include "plan.h"
 #include "replica.h"
 #include "replica_set_state.h"
@@ -71,67 +73,11 @@ inline std::chrono::nanoseconds CoarseNow() {
     return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
 }
 
-inline std::string Describe(const char *what, uint64_t offset, uint64_t length) {
-    return std::string(what) + " of " + std::to_string(length) + " bytes at " +
-           std::to_string(offset);
-}
-
 // A replica the operations leave out: failed while open, or stale since the
 // open (no session).
 inline bool Out(ReplicaState state) {
     return state == ReplicaState::kFailed || state == ReplicaState::kStale;
 }
-
-// The operation a wait or a failure belongs to, for messages. Spelled out
-// only when a message is made: an operation that goes well builds no string.
-struct Op {
-    enum class Kind {
-        kWrite,
-        kWritePersist,
-        kPersist,
-        kBatch,
-        kRead,
-        kCopy,
-        kClosing,
-        kUnregister,
-        kOpen,
-        kRepair,
-    };
-    Kind kind;
-    uint64_t offset = 0;
-    uint64_t length = 0;
-    size_t count = 0;    // kBatch: how many writes
-    size_t replica = 0;  // kRead: read from; kCopy: being readded
-
-    std::string ToString() const {
-        switch (kind) {
-            case Kind::kWrite:
-                return Describe("write", offset, length);
-            case Kind::kWritePersist:
-                return Describe("write+persist", offset, length);
-            case Kind::kPersist:
-                return Describe("persist", offset, length);
-            case Kind::kBatch:
-                return "batch of " + std::to_string(count) + " writes, " +
-                       Describe("persist", offset, length);
-            case Kind::kRead:
-                return Describe("read", offset, length) + " from replica " +
-                       std::to_string(replica);
-            case Kind::kCopy:
-                return "readd of replica " + std::to_string(replica) + ": " +
-                       Describe("copy", offset, length);
-            case Kind::kClosing:
-                return "closing";
-            case Kind::kUnregister:
-                return "unregistering a buffer";
-            case Kind::kOpen:
-                return "open";
-            case Kind::kRepair:
-                return "repair of replica " + std::to_string(replica);
-        }
-        return "an operation";
-    }
-};
 
 class Region::Impl {
   public:
@@ -153,11 +99,6 @@ class Region::Impl {
         // excluded it from the in-sync members (0 while in sync).
         std::string daemon_id;
         uint64_t stale_since = 0;
-    };
-    // An operation the quorum acknowledged, and the seq that confirms it.
-    struct Acknowledged {
-        Op op{Op::Kind::kWrite};
-        uint64_t seq = 0;
     };
     struct Registered {
         std::span<std::byte> bytes;
@@ -382,9 +323,7 @@ class Region::Impl {
     Status CopyExtent(size_t index, uint64_t offset, uint64_t length);
     void MarkFailed(size_t i, Status why, const Op &op);
     // Remembers `op`, acknowledged by the quorum once `seq` was confirmed.
-    void Acknowledge(const Op &op, uint64_t seq) {
-        acknowledged_[acknowledged_count_++ % kAcknowledgedKept] = {op, seq};
-    }
+    void Acknowledge(const Op &op, uint64_t seq) { acknowledged_.Add(op, seq); }
     // "; it had not confirmed N earlier operations ..., from A to B" for
     // replica `i`, or "" when it confirmed every remembered one.
     std::string Unconfirmed(size_t i) const;
@@ -605,13 +544,10 @@ class Region::Impl {
     uint64_t seq_ = 0;  // the last seq posted
     std::vector<Registered> registered_;
     size_t next_buffer_id_ = 1;
-    // The last operations acknowledged by the quorum, a ring: a laggard that
-    // fails is reported with those it had not confirmed. As many as a
-    // replica's send queue holds work requests, so no laggard is behind on
-    // more.
-    static constexpr size_t kAcknowledgedKept = Replica::kSqSize;
-    std::array<Acknowledged, kAcknowledgedKept> acknowledged_{};
-    uint64_t acknowledged_count_ = 0;
+    // The last operations acknowledged by the quorum: a laggard that fails
+    // is reported with those it had not confirmed. As many as a replica's
+    // send queue holds work requests, so no laggard is behind on more.
+    AckHistory acknowledged_{Replica::kSqSize};
     // Await's scratch space, kept to spare an allocation per wait.
     std::vector<size_t> waiting_;
     std::vector<pollfd> poll_fds_;
