@@ -31,7 +31,6 @@
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
 #include "rpma_core/src/provider/tcp/tcp_target.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
-#include "rpma_core/src/provider/tcp/tcp_wire.h"
 
 namespace rpma::provider::tcp {
 
@@ -152,12 +151,10 @@ class Connection final : public EventHandler,
     void OnHeader();
     void OnPayloadComplete();
     void OnRequestHeader();
-    // What the Target said (tcp_target.h), done.
+    // What the Target (tcp_target.h) or the Initiator said, done.
     void Act(Target::Verdict verdict);
+    void Act(Initiator::Verdict verdict);
     void OnPersisted(int error);
-    void OnAck(uint64_t sequence);
-    void OnNak(const wire::Header &header);
-    void OnReadResponseHeader(const wire::Header &header);
     void OnDisconnectMessage();
     void OnConnectRequest();
     void OnAccept();
@@ -165,7 +162,6 @@ class Connection final : public EventHandler,
     // Posting (what it sends and when: Initiator).
     int CheckCanPost() const;
     int PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length = 0);
-    void FailOnFrontLocalError();
     void OnCompletionLost();
 
     // Ending (each says why at its definition).

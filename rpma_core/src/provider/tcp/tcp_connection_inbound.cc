@@ -100,11 +100,11 @@ void Connection::OnHeader() {
         case wire::Opcode::kDisconnect:
             return OnDisconnectMessage();
         case wire::Opcode::kAck:
-            return OnAck(header.sequence);
+            return Act(initiator_.OnAck(header.sequence, IsLive()));
         case wire::Opcode::kNak:
-            return OnNak(header);
+            return Act(initiator_.OnNak(header, IsLive()));
         case wire::Opcode::kReadResponse:
-            return OnReadResponseHeader(header);
+            return Act(initiator_.OnReadResponse(header, IsLive(), has_qp_, &in().destination));
         case wire::Opcode::kAckRequest:
             if (!IsLive())
                 return ProtocolError("unexpected ACK_REQUEST");
@@ -114,7 +114,7 @@ void Connection::OnHeader() {
             return;
         default:
             if (header.flags & wire::kCarriesAck) {
-                OnAck(header.remote_addr);
+                Act(initiator_.OnAck(header.remote_addr, IsLive()));
                 if (!IsLive())
                     return;
             }
@@ -143,8 +143,7 @@ void Connection::OnPayloadComplete() {
             return Act(target_.OnRequestPayload());
         case wire::Opcode::kReadResponse:
             in().destination.clear();
-            initiator_.OnReadResponsePayload();
-            return FailOnFrontLocalError();
+            return Act(initiator_.OnReadResponsePayload());
         default:
             return ProtocolError("unexpected payload");
     }

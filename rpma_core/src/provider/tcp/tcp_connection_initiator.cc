@@ -22,40 +22,28 @@
 
 namespace rpma::provider::tcp {
 
-void Connection::OnAck(uint64_t sequence) {
-    if (!IsLive())
-        return ProtocolError("unexpected ACK");
-    if (!initiator_.OnAck(sequence))
-        return ProtocolError("ACK for a request that was never sent or not yet answered");
-    FailOnFrontLocalError();
-}
-
-void Connection::OnNak(const wire::Header &header) {
-    if (!IsLive())
-        return ProtocolError("unexpected NAK");
-    if (!initiator_.OnNak(header.sequence))
-        return ProtocolError("NAK for a request that is not outstanding");
-    const ibv_wc_status status = NakStatus(header.rkey);
-    RPMA_LOG_ERROR("%s refused request %llu: %s; the connection is broken", peer_.c_str(),
-                   static_cast<unsigned long long>(header.sequence), ibv_wc_status_str(status));
-    Fail(status, /*send_nothing=*/true);
-}
-
-void Connection::OnReadResponseHeader(const wire::Header &header) {
-    if (!IsLive())
-        return ProtocolError("unexpected READ_RESPONSE");
-    switch (initiator_.OnReadResponse(header, has_qp_, &in().destination)) {
-        case Initiator::Response::kPayload:
-            break;
-        case Initiator::Response::kDiscard:
+// What the Initiator said about the peer's answer in in() (tcp_initiator.h), done.
+void Connection::Act(Initiator::Verdict verdict) {
+    switch (verdict.kind) {
+        case Initiator::Verdict::Kind::kDone:
+            return;
+        case Initiator::Verdict::Kind::kDropPayload:
             in().discard = true;
-            break;
-        case Initiator::Response::kUnexpected:
-            return ProtocolError("READ_RESPONSE for a request that is not outstanding");
-        case Initiator::Response::kMismatch:
-            return ProtocolError("READ_RESPONSE does not match the READ");
+            [[fallthrough]];
+        case Initiator::Verdict::Kind::kReadPayload:
+            return BeginPayload(in().header.length);
+        case Initiator::Verdict::Kind::kRefused:
+            RPMA_LOG_ERROR("%s refused request %llu: %s; the connection is broken", peer_.c_str(),
+                           static_cast<unsigned long long>(in().header.sequence),
+                           ibv_wc_status_str(verdict.status));
+            return Fail(verdict.status, /*send_nothing=*/true);
+        case Initiator::Verdict::Kind::kFail:
+            return Fail(verdict.status, /*send_nothing=*/true);
+        case Initiator::Verdict::Kind::kCompletionLost:
+            return OnCompletionLost();
+        case Initiator::Verdict::Kind::kProtocolError:
+            return ProtocolError(verdict.why);
     }
-    BeginPayload(header.length);
 }
 
 int Connection::CheckCanPost() const {
@@ -134,31 +122,21 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t 
             initiator_.LetPollSkip();
             return 0;
         case Initiator::Posted::kParts:
-            FailOnFrontLocalError();
+            Act(initiator_.CheckFront());
             AfterProgress();
             return 0;
         case Initiator::Posted::kMayWaitBell:
-            FailOnFrontLocalError();
+            Act(initiator_.CheckFront());
             if (initiator_.WaitForDoorbell(IsLive()))
                 return 0;
             break;
         case Initiator::Posted::kQueued:
-            FailOnFrontLocalError();
+            Act(initiator_.CheckFront());
             break;
     }
     AfterProgress();
     initiator_.LetPollSkip();
     return 0;
-}
-
-// Also breaks the connection once a send completion was lost.
-void Connection::FailOnFrontLocalError() {
-    const ibv_wc_status status = initiator_.FrontLocalError();
-    if (status == IBV_WC_SUCCESS)
-        return;
-    if (initiator_.queue().CompletionLost())
-        return OnCompletionLost();
-    Fail(status, /*send_nothing=*/true);
 }
 
 // A completion did not fit its CQ: the QP enters the error state.
