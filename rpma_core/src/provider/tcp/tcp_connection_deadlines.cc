@@ -57,49 +57,38 @@ void Connection::StartWatchingPeer() {
     ScheduleLook();
 }
 
-// One look, on the progress thread: probe, heartbeat, or break.
+// One look, on the progress thread: what PeerLiveness finds, done.
 void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
-    if (!IsLive() || !socket_.Valid()) {
-        liveness_.Stop();
-        return;
-    }
-    // Holding the peer's message for want of a receive, or persisting what
-    // it asked: it waits for us.
-    const bool holding_message = in().phase == Inbound::Phase::kWaitingForReceive ||
-                                 in().phase == Inbound::Phase::kPersisting;
-    // Waiting for the peer: for answers to our requests, or for it to read
-    // what we have queued for it.
-    switch (liveness_.Check(socket_.Get(), !initiator_.queue().Empty() || !out_.Empty(),
-                            !out_.Empty(), holding_message, now)) {
-        case PeerLiveness::Look::kStopped:
+    PeerLiveness::Waits waits;
+    waits.live = IsLive() && socket_.Valid();
+    waits.answers = !initiator_.queue().Empty();
+    waits.backlog = !out_.Empty();
+    waits.holding_message = target_.WaitingForReceive() || target_.Persisting();
+    const PeerLiveness::Look look = liveness_.Check(socket_.Get(), waits, now);
+    switch (look.kind) {
+        case PeerLiveness::Look::Kind::kStopped:
             return;
-        case PeerLiveness::Look::kAlive:
-            break;
-        case PeerLiveness::Look::kProbe:
-            // An answer owed for anything (an unsignaled request is
-            // acknowledged lazily) or a repeated ACK: either shows life.
-            if (!initiator_.queue().Empty()) {
-                OutboundMessage ask;
-                ask.header.opcode = wire::Opcode::kAckRequest;
-                out_.Push(std::move(ask));
-            }
-            break;
-        case PeerLiveness::Look::kDead:
+        case PeerLiveness::Look::Kind::kDead:
             RPMA_LOG_ERROR_RATELIMITED(
                 "connection to %s lost: no progress from the peer for %d ms while %s (a "
                 "stopped process or a vanished host?); the oldest request completes with "
                 "IBV_WC_RETRY_EXC_ERR (%s sets the bound)",
                 peer_.c_str(), liveness_.TimeoutMs(),
-                initiator_.queue().Empty() ? "our messages waited for it to read them"
-                                           : "requests waited for its answer",
+                waits.answers ? "requests waited for its answer"
+                              : "our messages waited for it to read them",
                 kRequestTimeoutVariable);
             Fail(IBV_WC_RETRY_EXC_ERR, /*send_nothing=*/true);
             return;
+        case PeerLiveness::Look::Kind::kAlive:
+            break;
     }
-    if (holding_message) {
-        // A repeated ACK tells the sender that we live, as an RNR NAK does.
+    if (look.ask_for_ack) {
+        OutboundMessage ask;
+        ask.header.opcode = wire::Opcode::kAckRequest;
+        out_.Push(std::move(ask));
+    }
+    if (look.heartbeat)
         acks_.Force();
-    }
     AfterProgress();
 }
 
