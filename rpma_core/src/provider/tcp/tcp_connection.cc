@@ -62,8 +62,8 @@ int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
     peer.length = sizeof(peer.storage);
     if (getpeername(socket.Get(), reinterpret_cast<sockaddr *>(&peer.storage), &peer.length) == 0)
         connection->peer_ = peer.ToString();
-    connection->requests_ = std::move(requests);
-    if (const int err = connection->EnsureTimer(); err != 0)
+    connection->handshake_.SetRequests(std::move(requests));
+    if (const int err = connection->timer_.Ensure(*deps.engine, connection); err != 0)
         return err;
     if (const int err = connection->AttachSocket(std::move(socket)); err != 0) {
         connection->CloseNow();
@@ -131,8 +131,7 @@ void Connection::DetachSocket() {
 }
 
 bool Connection::ReadingEnabled() const {
-    if (!socket_.Valid() || in().phase == Inbound::Phase::kWaitingForReceive ||
-        in().phase == Inbound::Phase::kPersisting)
+    if (!socket_.Valid() || target_.Holding())
         return false;
     switch (state_) {
         case State::kAwaitingReply:
@@ -297,7 +296,7 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
     // request of the peer (those that follow are dropped).
     const Target::Verdict dropping = target_.Detach();
     initiator_.Detach();
-    if (in().phase == Inbound::Phase::kPayload &&
+    if (in().phase == InboundMessage::Phase::kPayload &&
         in().header.opcode == wire::Opcode::kReadResponse) {
         in().destination.clear();
         in().discard = true;

@@ -110,9 +110,7 @@ class Connection final : public EventHandler,
     using TimerPurpose = ConnectionTimer::Purpose;
 
     // The message being read from the socket (tcp_inbound_message.h).
-    using Inbound = InboundMessage;
-    Inbound &in() { return reader_.message(); }
-    const Inbound &in() const { return reader_.message(); }
+    InboundMessage &in() { return reader_.message(); }
 
     // The only way state_ changes (tcp_connection_state.h).
     void MoveTo(State next);
@@ -120,7 +118,6 @@ class Connection final : public EventHandler,
     // Socket and timer plumbing.
     int AttachSocket(UniqueFd socket);
     void DetachSocket();
-    int EnsureTimer() { return timer_.Ensure(*deps_.engine, shared_from_this()); }
     void OnTimer(TimerPurpose purpose);
     bool ReadingEnabled() const;
     uint32_t WantedEvents() const;
@@ -128,14 +125,9 @@ class Connection final : public EventHandler,
     void RingDoorbell();
     void EndInlineWaitLocked(bool *muted);
     // Liveness: the looks at the peer begin unless they run (or are off).
-    void WatchPeer() {
-        if (!liveness_.Watching()) [[unlikely]]
-            StartWatchingPeer();
-    }
-    void StartWatchingPeer();
+    void WatchPeer();
     void ScheduleLook();
     void LookAtPeer(ProgressEngine::Clock::time_point now);
-    void ScheduleDeadline(ProgressEngine::Clock::time_point at);
     void FlushOutbound();
     // After any progress: pending ACK, flushing, half-close, interest.
     void AfterProgress();
@@ -144,13 +136,12 @@ class Connection final : public EventHandler,
     bool TryNextAddress();
     void FinishTcpConnect();
 
-    // Inbound (tcp_connection_inbound.cc, tcp_connection_target.cc).
+    // Inbound (tcp_connection_{inbound,target,initiator}.cc).
     void ReadInbound(bool drained = false);
     void OnPayloadRevoked();
     void BeginPayload(size_t length);
     void OnHeader();
     void OnPayloadComplete();
-    void OnRequestHeader();
     // What the Target (tcp_target.h) or the Initiator said, done.
     void Act(Target::Verdict verdict);
     void Act(Initiator::Verdict verdict);
@@ -192,7 +183,6 @@ class Connection final : public EventHandler,
     std::string peer_;
     sockaddr_storage peer_address_{};  // AF_UNSPEC until a socket is attached
     PeerLiveness liveness_;
-    std::weak_ptr<RequestQueue> requests_;
     Handshake handshake_;
 
     CmEvents events_;

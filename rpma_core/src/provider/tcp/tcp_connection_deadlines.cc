@@ -24,32 +24,30 @@ void Connection::OnDeadline() {
     if (liveness_.Due(now))
         LookAtPeer(now);
     lease.Expire(now, deps_.inline_linger_us->load(std::memory_order_relaxed));
-    if (lease.DoorbellPending())
-        ScheduleDeadline(lease.DoorbellBy());
-    if (lease.Lingering())
-        ScheduleDeadline(lease.Until());
+    // The lease's deadlines (the doorbell, the linger's end) share one.
+    if (lease.DoorbellPending() && inline_.AskDeadline(lease.DoorbellBy()))
+        deps_.engine->ScheduleDeadline(lease.DoorbellBy(), weak_from_this());
+    if (lease.Lingering() && inline_.AskDeadline(lease.Until()))
+        deps_.engine->ScheduleDeadline(lease.Until(), weak_from_this());
     if (liveness_.Watching())
         ScheduleLook();
     UpdateInterest();
 }
 
-// The lease's deadlines (the doorbell, the linger's end) share one.
-void Connection::ScheduleDeadline(ProgressEngine::Clock::time_point at) {
-    if (inline_.AskDeadline(at))
-        deps_.engine->ScheduleDeadline(at, weak_from_this());
-}
-
 // Asks the engine for OnDeadline at the next look unless a deadline no
 // later than that is pending already.
 void Connection::ScheduleLook() {
-    // Apart from ScheduleDeadline, whose one earliest deadline the lease
+    // Apart from the lease's deadline, whose one earliest deadline the lease
     // replaces every linger.
     ProgressEngine::Clock::time_point at;
     if (liveness_.NeedsDeadline(&at))
         deps_.engine->ScheduleDeadline(at, weak_from_this());
 }
 
-void Connection::StartWatchingPeer() {
+// The looks at the peer begin unless they run (or are off).
+void Connection::WatchPeer() {
+    if (liveness_.Watching())
+        return;
     const int timeout_ms = deps_.request_timeout_ms->load(std::memory_order_relaxed);
     if (timeout_ms <= 0 || !socket_.Valid() || !IsLive())
         return;
@@ -63,7 +61,7 @@ void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
     waits.live = IsLive() && socket_.Valid();
     waits.answers = !initiator_.queue().Empty();
     waits.backlog = !out_.Empty();
-    waits.holding_message = target_.WaitingForReceive() || target_.Persisting();
+    waits.holding_message = target_.Holding();
     const PeerLiveness::Look look = liveness_.Check(socket_.Get(), waits, now);
     switch (look.kind) {
         case PeerLiveness::Look::Kind::kStopped:

@@ -36,7 +36,7 @@ int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms
         return EINVAL;
     }
     handshake_.SetConnectData(private_data, length);
-    if (const int err = EnsureTimer(); err != 0)
+    if (const int err = timer_.Ensure(*deps_.engine, shared_from_this()); err != 0)
         return err;
     MoveTo(State::kConnecting);
     if (timeout_ms > 0)
@@ -209,7 +209,7 @@ void Connection::OnConnectRequest() {
     }
     MoveTo(State::kRequestQueued);
     timer_.Disarm(TimerPurpose::kHandshake);
-    std::shared_ptr<RequestQueue> requests = requests_.lock();
+    std::shared_ptr<RequestQueue> requests = handshake_.Requests();
     if (requests == nullptr || !requests->Offer(shared_from_this())) {
         RPMA_LOG_NOTICE("rejecting the connection request from %s: the listener is closed",
                         peer_.c_str());
@@ -307,7 +307,7 @@ void Connection::OnTimer(TimerPurpose purpose) {
             }
             return;
         case TimerPurpose::kReceiverNotReady:
-            if (in().phase == Inbound::Phase::kWaitingForReceive) {
+            if (target_.WaitingForReceive()) {
                 RPMA_LOG_ERROR(
                     "%s sent a message but no receive was posted within %d ms; "
                     "failing the sender with IBV_WC_RNR_RETRY_EXC_ERR (post receives "

@@ -118,7 +118,7 @@ void Connection::OnHeader() {
                 if (!IsLive())
                     return;
             }
-            return OnRequestHeader();
+            return Act(target_.OnRequest(IsLive()));
     }
 }
 

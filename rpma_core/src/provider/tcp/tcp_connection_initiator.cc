@@ -112,7 +112,8 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t 
         initiator_.PostWhileBroken(std::move(wr), state_ == State::kDisconnecting);
         return 0;
     }
-    WatchPeer();
+    if (!liveness_.Watching()) [[unlikely]]
+        WatchPeer();  // no call on the posting path while the looks run
     const int fd = socket_.Valid() && !write_shut_down_ ? socket_.Get() : -1;
     switch (initiator_.Post(std::move(wr), std::move(message), length, fd)) {
         case Initiator::Posted::kSent:

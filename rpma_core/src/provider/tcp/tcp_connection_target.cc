@@ -12,12 +12,6 @@
 
 namespace rpma::provider::tcp {
 
-void Connection::OnRequestHeader() {
-    if (!IsLive() || handshake_.peer_disconnected())
-        return ProtocolError("request outside an established connection");
-    Act(target_.OnRequest());
-}
-
 void Connection::Act(Target::Verdict verdict) {
     switch (verdict.kind) {
         case Target::Verdict::Kind::kDone:
@@ -67,8 +61,8 @@ void Connection::ResumeReceiving() {
     std::lock_guard lock(mu_);
     if (!target_.WaitingForReceive() || !socket_.Valid())
         return;
-    in().phase = Inbound::Phase::kHeader;
-    OnRequestHeader();
+    in().phase = InboundMessage::Phase::kHeader;
+    Act(target_.OnRequest(IsLive()));
     if (!target_.WaitingForReceive())
         timer_.Disarm(TimerPurpose::kReceiverNotReady);
     if (ReadingEnabled())

@@ -98,7 +98,7 @@ class TargetTest : public ::testing::Test {
         in_.header.remote_addr = reinterpret_cast<uintptr_t>(region_->Addr()) + offset;
         in_.header.length = length;
         in_.header.flags = flags;
-        return target_.OnRequest();
+        return target_.OnRequest(live_);
     }
     // The reader read the payload the verdict asked for.
     Target::Verdict PayloadLanded() {
@@ -115,7 +115,8 @@ class TargetTest : public ::testing::Test {
     }
     std::vector<ibv_wc> Completions() { return tcp::testing::DrainCompletions(cq_); }
 
-    std::array<uint8_t, 4096> buffer_{};
+    // Aligned as an atomic write's target must be.
+    alignas(8) std::array<uint8_t, 4096> buffer_{};
     MemoryTable memory_;
     std::shared_ptr<Region> region_;
     ProgressEngine engine_;
@@ -133,6 +134,7 @@ class TargetTest : public ::testing::Test {
                    &handshake_,
                    /*persist_workers=*/true};
     uint64_t next_sequence_ = 1;
+    bool live_ = true;  // the connection is established
 };
 
 TEST_F(TargetTest, RequestsAreAppliedInOrderEachOnce) {
@@ -188,6 +190,16 @@ TEST_F(TargetTest, APayloadArrivingWhenApplyingStopsIsDropped) {
     EXPECT_TRUE(in_.destination.empty()) << "nothing more of the peer lands";
 }
 
+TEST_F(TargetTest, ARequestOutsideALiveConnectionOrAfterThePeersDisconnectIsAProtocolError) {
+    live_ = false;
+    EXPECT_EQ(Request(wire::Opcode::kWrite, 0, 8).kind, Kind::kProtocolError);
+    live_ = true;
+    handshake_.PeerDisconnected();
+    EXPECT_EQ(Request(wire::Opcode::kWrite, 0, 8).kind, Kind::kProtocolError)
+        << "the peer said goodbye";
+    EXPECT_FALSE(acks_.Owed()) << "nothing applied";
+}
+
 TEST_F(TargetTest, ASendWithoutAPostedReceiveWaitsThenCompletesWhenOneIsPosted) {
     const char message[] = "hello, target";
     EXPECT_EQ(Request(wire::Opcode::kSend, 0, sizeof(message)).kind, Kind::kWaitForReceive);
@@ -200,7 +212,7 @@ TEST_F(TargetTest, ASendWithoutAPostedReceiveWaitsThenCompletesWhenOneIsPosted) 
     ASSERT_TRUE(waiter_->WaitResumed()) << "posting a receive resumes the waiting target";
     // As the connection's ResumeReceiving does: the header again.
     in_.phase = Phase::kHeader;
-    EXPECT_EQ(target_.OnRequest().kind, Kind::kReadPayload);
+    EXPECT_EQ(target_.OnRequest(/*live=*/true).kind, Kind::kReadPayload);
     EXPECT_TRUE(in_.into_receive);
     ASSERT_EQ(in_.Destination().size(), 1u);
     EXPECT_EQ(in_.Destination()[0].addr, into);
