@@ -80,8 +80,6 @@ Connection::Connection(const ConnectionDeps &deps, bool active)
       target_(deps.memory, this, &reader_.message(), &out_, &acks_, &handshake_,
               deps.persist_workers != nullptr) {}
 
-Connection::~Connection() = default;
-
 int Connection::PeerAddress(sockaddr_storage *address) const {
     if (peer_address_.ss_family == AF_UNSPEC)
         return ENOTCONN;
@@ -212,7 +210,7 @@ void Connection::AfterProgress() {
         return;
     // An acknowledgement goes out when the peer asked for one, or rides
     // along with whatever else is about to be sent (one sendmsg).
-    if (IsLive() && !write_shut_down_)
+    if (IsLive(state_) && !write_shut_down_)
         acks_.BeforeFlush(socket_.Get(), out_);
     FlushOutbound();
     if (!socket_.Valid())
@@ -312,10 +310,6 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
     qp_.srq = nullptr;
     Act(dropping);
     AfterProgress();
-}
-
-bool Connection::IsLive() const {
-    return state_ == State::kEstablished || state_ == State::kDisconnecting;
 }
 
 void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {

@@ -52,7 +52,6 @@ class Connection final : public EventHandler,
                             std::weak_ptr<RequestQueue> requests);
 
     Connection(const ConnectionDeps &deps, bool active);
-    ~Connection() override;
 
     // rdma_cm side.
     int BindQp(const QueuePairBinding &binding);
@@ -126,19 +125,19 @@ class Connection final : public EventHandler,
     void EndInlineWaitLocked(bool *muted);
     // Liveness: the looks at the peer begin unless they run (or are off).
     void WatchPeer();
-    void ScheduleLook();
     void LookAtPeer(ProgressEngine::Clock::time_point now);
     void FlushOutbound();
     // After any progress: pending ACK, flushing, half-close, interest.
     void AfterProgress();
 
-    // Active handshake.
+    // Handshake (tcp_connection_handshake.cc).
     bool TryNextAddress();
     void FinishTcpConnect();
+    void OnHandshakeHeader();
+    void OnHandshakePayload();
 
     // Inbound (tcp_connection_{inbound,target,initiator}.cc).
     void ReadInbound(bool drained = false);
-    void OnPayloadRevoked();
     void BeginPayload(size_t length);
     void OnHeader();
     void OnPayloadComplete();
@@ -146,17 +145,12 @@ class Connection final : public EventHandler,
     void Act(Target::Verdict verdict);
     void Act(Initiator::Verdict verdict);
     void OnPersisted(int error);
-    void OnDisconnectMessage();
-    void OnConnectRequest();
-    void OnAccept();
 
     // Posting (what it sends and when: Initiator).
-    int CheckCanPost() const;
     int PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length = 0);
     void OnCompletionLost();
 
     // Ending (each says why at its definition).
-    void RejectRequest(ibv_wc_status status, const char *why);
     // The queue pair enters the error state and the connection breaks.
     void Fail(ibv_wc_status first_status, bool send_nothing);
     void ProtocolError(const char *why);
@@ -165,7 +159,6 @@ class Connection final : public EventHandler,
     void FinishDisconnect();
     void BeginClosing();
     void CloseNow();
-    bool IsLive() const;
 
     const ConnectionDeps deps_;
     const bool active_;

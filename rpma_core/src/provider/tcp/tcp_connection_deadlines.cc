@@ -29,19 +29,12 @@ void Connection::OnDeadline() {
         deps_.engine->ScheduleDeadline(lease.DoorbellBy(), weak_from_this());
     if (lease.Lingering() && inline_.AskDeadline(lease.Until()))
         deps_.engine->ScheduleDeadline(lease.Until(), weak_from_this());
-    if (liveness_.Watching())
-        ScheduleLook();
+    // Apart from the lease's deadline, which the lease replaces every
+    // linger: the looks keep their own.
+    ProgressEngine::Clock::time_point look;
+    if (liveness_.Watching() && liveness_.NeedsDeadline(&look))
+        deps_.engine->ScheduleDeadline(look, weak_from_this());
     UpdateInterest();
-}
-
-// Asks the engine for OnDeadline at the next look unless a deadline no
-// later than that is pending already.
-void Connection::ScheduleLook() {
-    // Apart from the lease's deadline, whose one earliest deadline the lease
-    // replaces every linger.
-    ProgressEngine::Clock::time_point at;
-    if (liveness_.NeedsDeadline(&at))
-        deps_.engine->ScheduleDeadline(at, weak_from_this());
 }
 
 // The looks at the peer begin unless they run (or are off).
@@ -49,16 +42,18 @@ void Connection::WatchPeer() {
     if (liveness_.Watching())
         return;
     const int timeout_ms = deps_.request_timeout_ms->load(std::memory_order_relaxed);
-    if (timeout_ms <= 0 || !socket_.Valid() || !IsLive())
+    if (timeout_ms <= 0 || !socket_.Valid() || !IsLive(state_))
         return;
     liveness_.Start(socket_.Get(), timeout_ms, ProgressEngine::Clock::now());
-    ScheduleLook();
+    ProgressEngine::Clock::time_point look;
+    if (liveness_.NeedsDeadline(&look))
+        deps_.engine->ScheduleDeadline(look, weak_from_this());
 }
 
 // One look, on the progress thread: what PeerLiveness finds, done.
 void Connection::LookAtPeer(ProgressEngine::Clock::time_point now) {
     PeerLiveness::Waits waits;
-    waits.live = IsLive() && socket_.Valid();
+    waits.live = IsLive(state_) && socket_.Valid();
     waits.answers = !initiator_.queue().Empty();
     waits.backlog = !out_.Empty();
     waits.holding_message = target_.Holding();

@@ -38,6 +38,8 @@ void Connection::Act(Initiator::Verdict verdict) {
                            ibv_wc_status_str(verdict.status));
             return Fail(verdict.status, /*send_nothing=*/true);
         case Initiator::Verdict::Kind::kFail:
+            if (verdict.why != nullptr)
+                RPMA_LOG_ERROR("%s", verdict.why);
             return Fail(verdict.status, /*send_nothing=*/true);
         case Initiator::Verdict::Kind::kCompletionLost:
             return OnCompletionLost();
@@ -46,27 +48,9 @@ void Connection::Act(Initiator::Verdict verdict) {
     }
 }
 
-int Connection::CheckCanPost() const {
-    if (!has_qp_) {
-        RPMA_LOG_ERROR("the queue pair was destroyed");
-        return EINVAL;
-    }
-    switch (state_) {
-        case State::kEstablished:
-        case State::kDisconnecting:
-        case State::kClosing:
-        case State::kClosed:
-            return 0;  // PostRequest flushes what can no longer be sent
-        default:
-            RPMA_LOG_ERROR("cannot post: the connection is %s, not yet established",
-                           ConnectionStateName(state_));
-            return ENOTCONN;
-    }
-}
-
 int Connection::PostSend(const ibv_send_wr &wr) {
     std::lock_guard lock(mu_);
-    if (const int err = CheckCanPost(); err != 0)
+    if (const int err = Initiator::CheckCanPost(has_qp_, state_); err != 0)
         return err;
     Request request;
     if (const int err =
@@ -80,7 +64,7 @@ int Connection::PostSend(const ibv_send_wr &wr) {
 int Connection::PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, FlushType type,
                           bool signaled, uint64_t wr_id) {
     std::lock_guard lock(mu_);
-    if (const int err = CheckCanPost(); err != 0)
+    if (const int err = Initiator::CheckCanPost(has_qp_, state_); err != 0)
         return err;
     Request request;
     if (const int err = BuildFlushRequest(remote_addr, rkey, length, type, signaled, wr_id,
@@ -93,7 +77,7 @@ int Connection::PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, Fl
 int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char value[8],
                                 bool signaled, uint64_t wr_id) {
     std::lock_guard lock(mu_);
-    if (const int err = CheckCanPost(); err != 0)
+    if (const int err = Initiator::CheckCanPost(has_qp_, state_); err != 0)
         return err;
     Request request;
     if (const int err = BuildAtomicWriteRequest(remote_addr, rkey, value, signaled, wr_id,
@@ -128,7 +112,7 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t 
             return 0;
         case Initiator::Posted::kMayWaitBell:
             Act(initiator_.CheckFront());
-            if (initiator_.WaitForDoorbell(IsLive()))
+            if (initiator_.WaitForDoorbell(IsLive(state_)))
                 return 0;
             break;
         case Initiator::Posted::kQueued:

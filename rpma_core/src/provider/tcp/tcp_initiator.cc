@@ -5,8 +5,11 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include "rpma_core/src/log.h"
 
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_parts.h"
@@ -15,6 +18,24 @@
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
 
 namespace rpma::provider::tcp {
+
+int Initiator::CheckCanPost(bool has_qp, ConnectionState state) {
+    if (!has_qp) {
+        RPMA_LOG_ERROR("the queue pair was destroyed");
+        return EINVAL;
+    }
+    switch (state) {
+        case ConnectionState::kEstablished:
+        case ConnectionState::kDisconnecting:
+        case ConnectionState::kClosing:
+        case ConnectionState::kClosed:
+            return 0;  // Post flushes what can no longer be sent
+        default:
+            RPMA_LOG_ERROR("cannot post: the connection is %s, not yet established",
+                           ConnectionStateName(state));
+            return ENOTCONN;
+    }
+}
 
 void Initiator::PostWhileBroken(PendingWr &&wr, bool disconnecting) {
     wr.signaled = true;

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "rpma_core/src/provider/tcp/tcp_acks.h"
+#include "rpma_core/src/provider/tcp/tcp_connection_state.h"
 #include "rpma_core/src/provider/tcp/tcp_containers.h"
 #include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
 #include "rpma_core/src/provider/tcp/tcp_outbound_queue.h"
@@ -49,6 +50,11 @@ class Initiator {
     const SendQueue &queue() const { return sq_; }
 
     // --- posting ---
+
+    // 0 when a post is taken: with a QP (`has_qp`), once the connection was
+    // established (what can no longer be sent: PostWhileBroken); else
+    // EINVAL or ENOTCONN, with a message.
+    static int CheckCanPost(bool has_qp, ConnectionState state);
 
     // A request posted while the connection is not established completes
     // with IBV_WC_WR_FLUSH_ERR after everything posted before it, as on a
@@ -98,7 +104,7 @@ class Initiator {
             kReadPayload,     // read the READ_RESPONSE's payload into *destination
             kDropPayload,     // read it and drop it: the QP was destroyed meanwhile
             kRefused,         // a NAK: break the connection, the front with `status`
-            kFail,            // the front was posted with a local error: break with `status`
+            kFail,            // a local error (`why`, if not the front's own): break with `status`
             kCompletionLost,  // a completion did not fit its CQ: break
             kProtocolError,   // the peer broke the protocol (`why`)
         };
@@ -120,6 +126,11 @@ class Initiator {
                            SegmentList *destination);
     // Its payload landed: the READ completes once its last part did.
     Verdict OnReadResponsePayload();
+    // The READ's destination was deregistered under its payload.
+    Verdict OnPayloadRevoked() const {
+        return {Verdict::Kind::kFail, IBV_WC_LOC_PROT_ERR,
+                "the destination of a READ was deregistered while the READ was in flight"};
+    }
     // kDone, or how the front's local error breaks the connection (a
     // request posted with one fails when it reaches the front, as a NIC
     // fails it when it gets to it).

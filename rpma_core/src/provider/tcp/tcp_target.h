@@ -85,6 +85,16 @@ class Target {
     // more of the peer lands once this returns.
     Verdict StopApplying();
 
+    // The payload's destination was deregistered under its reading.
+    Verdict OnPayloadRevoked() const {
+        return Reject(IBV_WC_REM_ACCESS_ERR, "the target memory region was deregistered");
+    }
+    // The RNR bound passed while the message waited for a receive: refused,
+    // as a verbs requester's RNR retries run out.
+    Verdict ReceiverNotReady() const {
+        return Reject(IBV_WC_RNR_RETRY_EXC_ERR, "receiver not ready");
+    }
+
     // kReject: the NAK of the request in the message, carrying `status`,
     // goes out after the ACK of what was applied before it.
     void Refuse(ibv_wc_status status);
