@@ -17,6 +17,7 @@
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
+#include "tests/unit/provider/tcp/tcp_socket_pair.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
 namespace rpma::provider::tcp {
@@ -29,10 +30,7 @@ using Kind = Initiator::Verdict::Kind;
 class InitiatorTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        int fds[2];
-        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-        ours_ = UniqueFd(fds[0]);
-        peer_ = UniqueFd(fds[1]);
+        ASSERT_TRUE(testing::OpenSocketPair(&ours_, &peer_));
         initiator_.Attach(kDepth, /*qp_num=*/7, &cq_);
     }
 
@@ -71,24 +69,7 @@ class InitiatorTest : public ::testing::Test {
     }
 
     // The headers the peer got so far.
-    std::vector<wire::Header> Received() {
-        std::vector<wire::Header> headers;
-        for (;;) {
-            uint8_t bytes[wire::kHeaderSize];
-            const ssize_t n = recv(peer_.Get(), bytes, sizeof(bytes), MSG_DONTWAIT);
-            if (n <= 0)
-                return headers;
-            EXPECT_EQ(n, static_cast<ssize_t>(sizeof(bytes)));
-            wire::Header header;
-            EXPECT_EQ(wire::ParseHeader(bytes, &header), wire::ParseError::kNone);
-            if (header.opcode == wire::Opcode::kAtomicWrite) {
-                uint8_t value[wire::kAtomicWriteSize];
-                EXPECT_EQ(recv(peer_.Get(), value, sizeof(value), MSG_DONTWAIT),
-                          static_cast<ssize_t>(sizeof(value)));
-            }
-            headers.push_back(header);
-        }
-    }
+    std::vector<wire::Header> Received() { return testing::ReceivedHeaders(peer_.Get()); }
 
     std::vector<ibv_wc> Completions() { return tcp::testing::DrainCompletions(cq_); }
 

@@ -31,6 +31,7 @@
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
+#include "tests/unit/provider/tcp/tcp_socket_pair.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
 namespace rpma::provider::tcp {
@@ -355,19 +356,11 @@ TEST_F(TargetTest, ARefusedRequestIsNakedAfterTheAckOfWhatWasAppliedBeforeIt) {
     ASSERT_EQ(verdict.kind, Kind::kReject);
     target_.Refuse(verdict.status);
 
-    int fds[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-    const UniqueFd ours(fds[0]);
-    const UniqueFd peer(fds[1]);
+    UniqueFd ours;
+    UniqueFd peer;
+    ASSERT_TRUE(testing::OpenSocketPair(&ours, &peer));
     ASSERT_EQ(out_.Flush(ours.Get()).status, OutboundQueue::FlushStatus::kDrained);
-    std::vector<wire::Header> sent;
-    uint8_t bytes[wire::kHeaderSize];
-    while (recv(peer.Get(), bytes, sizeof(bytes), MSG_DONTWAIT) ==
-           static_cast<ssize_t>(sizeof(bytes))) {
-        wire::Header header;
-        ASSERT_EQ(wire::ParseHeader(bytes, &header), wire::ParseError::kNone);
-        sent.push_back(header);
-    }
+    const std::vector<wire::Header> sent = testing::ReceivedHeaders(peer.Get());
     ASSERT_EQ(sent.size(), 2u);
     EXPECT_EQ(sent[0].opcode, wire::Opcode::kAck);
     EXPECT_EQ(sent[0].sequence, 1u) << "the flush applied before";
