@@ -4,10 +4,12 @@
 // pair, and the ending (a failure, the peer gone, closing).
 //
 // The other parts, one idea each:
-//   tcp_connection_handshake.cc  connect, accept, reject, disconnect, timeouts
+//   tcp_connection_handshake.cc  connect, accept, reject, disconnect, the
+//                                handshake's messages, timeouts
 //   tcp_connection_inbound.cc    dispatching what InboundReader framed
-//   tcp_connection_target.cc     executing the peer's requests
-//   tcp_connection_initiator.cc  posting work requests and completing them
+//   tcp_connection_target.cc     doing what the Target says of the peer's requests
+//   tcp_connection_initiator.cc  posting work requests; doing what the
+//                                Initiator says of the peer's answers
 //   tcp_connection_inline.cc     inline progress in application threads
 //   tcp_connection_deadlines.cc  the doorbell, the linger, liveness
 //

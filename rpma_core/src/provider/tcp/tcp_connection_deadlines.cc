@@ -1,9 +1,11 @@
 // Connection, deadlines: what the engine's OnDeadline does for a connection
 // — ringing the doorbell a post left waiting, ending the inline linger
-// (tcp_inline_lease.h), and the looks of its PeerLiveness (tcp_liveness.h):
-// when they start, asking a quiet peer for an answer, a heartbeat while the
-// peer waits for us, breaking the connection when the peer made no progress
-// for the whole bound. Tests: tcp_inline_progress_test, tcp_liveness_test.
+// (tcp_inline_lease.h), and the looks at the peer: when they start, and
+// doing what PeerLiveness (tcp_liveness.h) says a look found — asking a
+// quiet peer for an answer, a heartbeat while the peer waits for us,
+// breaking the connection when the peer made no progress for the whole
+// bound. Tests: tcp_inline_progress_test, tcp_peer_liveness_test,
+// tcp_liveness_test.
 #include <atomic>
 #include <chrono>
 #include <mutex>
