@@ -22,7 +22,8 @@
 
 namespace rpma::provider::tcp {
 
-// What the Initiator said about the peer's answer in in() (tcp_initiator.h), done.
+// What the Initiator (tcp_initiator.h) said of the peer's answer in in(), or
+// of the front of the send queue after a post, done.
 void Connection::Act(Initiator::Verdict verdict) {
     switch (verdict.kind) {
         case Initiator::Verdict::Kind::kDone:
