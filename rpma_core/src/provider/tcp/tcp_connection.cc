@@ -4,10 +4,12 @@
 // pair, and the ending (a failure, the peer gone, closing).
 //
 // The other parts, one idea each:
-//   tcp_connection_handshake.cc  connect, accept, reject, disconnect, timeouts
+//   tcp_connection_handshake.cc  connect, accept, reject, disconnect, the
+//                                handshake's messages, timeouts
 //   tcp_connection_inbound.cc    dispatching what InboundReader framed
-//   tcp_connection_target.cc     executing the peer's requests
-//   tcp_connection_initiator.cc  posting work requests and completing them
+//   tcp_connection_target.cc     doing what the Target says of the peer's requests
+//   tcp_connection_initiator.cc  posting work requests; doing what the
+//                                Initiator says of the peer's answers
 //   tcp_connection_inline.cc     inline progress in application threads
 //   tcp_connection_deadlines.cc  the doorbell, the linger, liveness
 //
@@ -62,8 +64,8 @@ int Connection::StartPassive(const ConnectionDeps &deps, UniqueFd socket,
     peer.length = sizeof(peer.storage);
     if (getpeername(socket.Get(), reinterpret_cast<sockaddr *>(&peer.storage), &peer.length) == 0)
         connection->peer_ = peer.ToString();
-    connection->requests_ = std::move(requests);
-    if (const int err = connection->EnsureTimer(); err != 0)
+    connection->handshake_.SetRequests(std::move(requests));
+    if (const int err = connection->timer_.Ensure(*deps.engine, connection); err != 0)
         return err;
     if (const int err = connection->AttachSocket(std::move(socket)); err != 0) {
         connection->CloseNow();
@@ -79,8 +81,6 @@ Connection::Connection(const ConnectionDeps &deps, bool active)
       state_(active ? State::kIdle : State::kAwaitingRequest),
       target_(deps.memory, this, &reader_.message(), &out_, &acks_, &handshake_,
               deps.persist_workers != nullptr) {}
-
-Connection::~Connection() = default;
 
 int Connection::PeerAddress(sockaddr_storage *address) const {
     if (peer_address_.ss_family == AF_UNSPEC)
@@ -131,8 +131,7 @@ void Connection::DetachSocket() {
 }
 
 bool Connection::ReadingEnabled() const {
-    if (!socket_.Valid() || in().phase == Inbound::Phase::kWaitingForReceive ||
-        in().phase == Inbound::Phase::kPersisting)
+    if (!socket_.Valid() || target_.Holding())
         return false;
     switch (state_) {
         case State::kAwaitingReply:
@@ -213,7 +212,7 @@ void Connection::AfterProgress() {
         return;
     // An acknowledgement goes out when the peer asked for one, or rides
     // along with whatever else is about to be sent (one sendmsg).
-    if (IsLive() && !write_shut_down_)
+    if (IsLive(state_) && !write_shut_down_)
         acks_.BeforeFlush(socket_.Get(), out_);
     FlushOutbound();
     if (!socket_.Valid())
@@ -297,7 +296,7 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
     // request of the peer (those that follow are dropped).
     const Target::Verdict dropping = target_.Detach();
     initiator_.Detach();
-    if (in().phase == Inbound::Phase::kPayload &&
+    if (in().phase == InboundMessage::Phase::kPayload &&
         in().header.opcode == wire::Opcode::kReadResponse) {
         in().destination.clear();
         in().discard = true;
@@ -313,10 +312,6 @@ void Connection::UnbindQp(const provider::QueuePair *handle) {
     qp_.srq = nullptr;
     Act(dropping);
     AfterProgress();
-}
-
-bool Connection::IsLive() const {
-    return state_ == State::kEstablished || state_ == State::kDisconnecting;
 }
 
 void Connection::Fail(ibv_wc_status first_status, bool send_nothing) {

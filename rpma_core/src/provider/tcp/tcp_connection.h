@@ -31,7 +31,6 @@
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
 #include "rpma_core/src/provider/tcp/tcp_target.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
-#include "rpma_core/src/provider/tcp/tcp_wire.h"
 
 namespace rpma::provider::tcp {
 
@@ -53,7 +52,6 @@ class Connection final : public EventHandler,
                             std::weak_ptr<RequestQueue> requests);
 
     Connection(const ConnectionDeps &deps, bool active);
-    ~Connection() override;
 
     // rdma_cm side.
     int BindQp(const QueuePairBinding &binding);
@@ -111,9 +109,7 @@ class Connection final : public EventHandler,
     using TimerPurpose = ConnectionTimer::Purpose;
 
     // The message being read from the socket (tcp_inbound_message.h).
-    using Inbound = InboundMessage;
-    Inbound &in() { return reader_.message(); }
-    const Inbound &in() const { return reader_.message(); }
+    InboundMessage &in() { return reader_.message(); }
 
     // The only way state_ changes (tcp_connection_state.h).
     void MoveTo(State next);
@@ -121,7 +117,6 @@ class Connection final : public EventHandler,
     // Socket and timer plumbing.
     int AttachSocket(UniqueFd socket);
     void DetachSocket();
-    int EnsureTimer() { return timer_.Ensure(*deps_.engine, shared_from_this()); }
     void OnTimer(TimerPurpose purpose);
     bool ReadingEnabled() const;
     uint32_t WantedEvents() const;
@@ -129,47 +124,33 @@ class Connection final : public EventHandler,
     void RingDoorbell();
     void EndInlineWaitLocked(bool *muted);
     // Liveness: the looks at the peer begin unless they run (or are off).
-    void WatchPeer() {
-        if (!liveness_.Watching()) [[unlikely]]
-            StartWatchingPeer();
-    }
-    void StartWatchingPeer();
-    void ScheduleLook();
+    void WatchPeer();
     void LookAtPeer(ProgressEngine::Clock::time_point now);
-    void ScheduleDeadline(ProgressEngine::Clock::time_point at);
     void FlushOutbound();
     // After any progress: pending ACK, flushing, half-close, interest.
     void AfterProgress();
 
-    // Active handshake.
+    // Handshake (tcp_connection_handshake.cc).
     bool TryNextAddress();
     void FinishTcpConnect();
+    void OnHandshakeHeader();
+    void OnHandshakePayload();
 
-    // Inbound (tcp_connection_inbound.cc, tcp_connection_target.cc).
+    // Inbound (tcp_connection_{inbound,target,initiator}.cc).
     void ReadInbound(bool drained = false);
-    void OnPayloadRevoked();
     void BeginPayload(size_t length);
     void OnHeader();
     void OnPayloadComplete();
-    void OnRequestHeader();
-    // What the Target said (tcp_target.h), done.
+    // What the Target (tcp_target.h) or the Initiator said, done.
     void Act(Target::Verdict verdict);
+    void Act(Initiator::Verdict verdict);
     void OnPersisted(int error);
-    void OnAck(uint64_t sequence);
-    void OnNak(const wire::Header &header);
-    void OnReadResponseHeader(const wire::Header &header);
-    void OnDisconnectMessage();
-    void OnConnectRequest();
-    void OnAccept();
 
     // Posting (what it sends and when: Initiator).
-    int CheckCanPost() const;
     int PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length = 0);
-    void FailOnFrontLocalError();
     void OnCompletionLost();
 
     // Ending (each says why at its definition).
-    void RejectRequest(ibv_wc_status status, const char *why);
     // The queue pair enters the error state and the connection breaks.
     void Fail(ibv_wc_status first_status, bool send_nothing);
     void ProtocolError(const char *why);
@@ -178,7 +159,6 @@ class Connection final : public EventHandler,
     void FinishDisconnect();
     void BeginClosing();
     void CloseNow();
-    bool IsLive() const;
 
     const ConnectionDeps deps_;
     const bool active_;
@@ -196,7 +176,6 @@ class Connection final : public EventHandler,
     std::string peer_;
     sockaddr_storage peer_address_{};  // AF_UNSPEC until a socket is attached
     PeerLiveness liveness_;
-    std::weak_ptr<RequestQueue> requests_;
     Handshake handshake_;
 
     CmEvents events_;

@@ -36,7 +36,7 @@ int Connection::Connect(const void *private_data, uint8_t length, int timeout_ms
         return EINVAL;
     }
     handshake_.SetConnectData(private_data, length);
-    if (const int err = EnsureTimer(); err != 0)
+    if (const int err = timer_.Ensure(*deps_.engine, shared_from_this()); err != 0)
         return err;
     MoveTo(State::kConnecting);
     if (timeout_ms > 0)
@@ -192,8 +192,63 @@ void Connection::Abandon() {
     AfterProgress();
 }
 
-void Connection::OnConnectRequest() {
-    switch (handshake_.Take(in())) {
+// The handshake's messages, each in the one state that may take it.
+void Connection::OnHandshakeHeader() {
+    const wire::Header &header = in().header;
+    switch (header.opcode) {
+        case wire::Opcode::kConnectRequest:
+            if (active_ || state_ != State::kAwaitingRequest)
+                return ProtocolError("unexpected CONNECT_REQUEST");
+            return BeginPayload(header.length);
+        case wire::Opcode::kAccept:
+            if (!active_ || state_ != State::kAwaitingReply)
+                return ProtocolError("unexpected ACCEPT");
+            return BeginPayload(header.length);
+        case wire::Opcode::kReject:
+            if (!active_ || state_ != State::kAwaitingReply)
+                return ProtocolError("unexpected REJECT");
+            RPMA_LOG_NOTICE("%s rejected the connection request", peer_.c_str());
+            events_.Emit(CmEventType::kRejected);
+            return CloseNow();
+        case wire::Opcode::kReadyToUse:
+            if (active_ || state_ != State::kAwaitingRtu)
+                return ProtocolError("unexpected READY_TO_USE");
+            MoveTo(State::kEstablished);
+            timer_.Disarm(TimerPurpose::kHandshake);
+            events_.Emit(CmEventType::kEstablished);
+            return;
+        case wire::Opcode::kDisconnect:
+            if (!IsLive(state_) || handshake_.peer_disconnected())
+                return ProtocolError("unexpected DISCONNECT");
+            handshake_.PeerDisconnected();
+            acks_.Queue(out_);
+            if (!handshake_.sent_disconnect()) {
+                out_.Push(handshake_.Disconnect());
+                MoveTo(State::kDisconnecting);
+                timer_.Arm(TimerPurpose::kLinger, Handshake::kDisconnectTimeoutMs);
+            }
+            return;
+        default:
+            return ProtocolError("not a handshake message");
+    }
+}
+
+// The payload of a CONNECT_REQUEST (passive) or an ACCEPT (active): the
+// peer's prefix and private data (Handshake::Take).
+void Connection::OnHandshakePayload() {
+    const Handshake::Peer peer = handshake_.Take(in());
+    if (active_) {
+        if (peer != Handshake::Peer::kRpma)
+            return ProtocolError("it answered with another protocol or version");
+        MoveTo(State::kEstablished);
+        timer_.Disarm(TimerPurpose::kConnect);
+        OutboundMessage ready;
+        ready.header.opcode = wire::Opcode::kReadyToUse;
+        out_.Push(std::move(ready));
+        events_.Emit(CmEventType::kEstablished, handshake_.peer_private_data());
+        return;
+    }
+    switch (peer) {
         case Handshake::Peer::kRpma:
             break;
         case Handshake::Peer::kOtherProtocol:
@@ -209,35 +264,12 @@ void Connection::OnConnectRequest() {
     }
     MoveTo(State::kRequestQueued);
     timer_.Disarm(TimerPurpose::kHandshake);
-    std::shared_ptr<RequestQueue> requests = requests_.lock();
+    std::shared_ptr<RequestQueue> requests = handshake_.Requests();
     if (requests == nullptr || !requests->Offer(shared_from_this())) {
         RPMA_LOG_NOTICE("rejecting the connection request from %s: the listener is closed",
                         peer_.c_str());
         out_.Push(Handshake::Reject());
         BeginClosing();
-    }
-}
-
-void Connection::OnAccept() {
-    if (handshake_.Take(in()) != Handshake::Peer::kRpma)
-        return ProtocolError("it answered with another protocol or version");
-    MoveTo(State::kEstablished);
-    timer_.Disarm(TimerPurpose::kConnect);
-    OutboundMessage ready;
-    ready.header.opcode = wire::Opcode::kReadyToUse;
-    out_.Push(std::move(ready));
-    events_.Emit(CmEventType::kEstablished, handshake_.peer_private_data());
-}
-
-void Connection::OnDisconnectMessage() {
-    if (!IsLive() || handshake_.peer_disconnected())
-        return ProtocolError("unexpected DISCONNECT");
-    handshake_.PeerDisconnected();
-    acks_.Queue(out_);
-    if (!handshake_.sent_disconnect()) {
-        out_.Push(handshake_.Disconnect());
-        MoveTo(State::kDisconnecting);
-        timer_.Arm(TimerPurpose::kLinger, Handshake::kDisconnectTimeoutMs);
     }
 }
 
@@ -307,13 +339,13 @@ void Connection::OnTimer(TimerPurpose purpose) {
             }
             return;
         case TimerPurpose::kReceiverNotReady:
-            if (in().phase == Inbound::Phase::kWaitingForReceive) {
+            if (target_.WaitingForReceive()) {
                 RPMA_LOG_ERROR(
                     "%s sent a message but no receive was posted within %d ms; "
                     "failing the sender with IBV_WC_RNR_RETRY_EXC_ERR (post receives "
                     "before the peer sends)",
                     peer_.c_str(), deps_.rnr_timeout_ms->load());
-                RejectRequest(IBV_WC_RNR_RETRY_EXC_ERR, "receiver not ready");
+                Act(target_.ReceiverNotReady());
             }
             return;
         case TimerPurpose::kLinger:

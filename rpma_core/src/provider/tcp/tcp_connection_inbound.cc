@@ -37,30 +37,21 @@ void Connection::ReadInbound(bool drained) {
             case InboundReader::Framed::kPartialHeader:
                 // Before the handshake, the first bytes may already show
                 // that the peer is not rpma.
-                if (!IsLive() && !Handshake::Plausible(state_, in())) [[unlikely]]
+                if (!IsLive(state_) && !Handshake::Plausible(state_, in())) [[unlikely]]
                     return ProtocolError("not an rpma handshake");
                 break;
             case InboundReader::Framed::kMalformed:
                 return ProtocolError(reader_.error());
             case InboundReader::Framed::kRevoked:
-                return OnPayloadRevoked();
+                // The memory under the payload was deregistered meanwhile.
+                if (wire::IsRequest(in().header.opcode))
+                    return Act(target_.OnPayloadRevoked());
+                return Act(initiator_.OnPayloadRevoked());
             case InboundReader::Framed::kClosed:
                 return OnPeerGone(reader_.peer_error());
             case InboundReader::Framed::kStop:
                 return;
         }
-    }
-}
-
-// The payload was revoked under its reading: NAK or local error.
-void Connection::OnPayloadRevoked() {
-    if (wire::IsRequest(in().header.opcode)) {
-        RejectRequest(IBV_WC_REM_ACCESS_ERR, "the target memory region was deregistered");
-    } else {
-        RPMA_LOG_ERROR(
-            "the destination of a READ was deregistered while the READ was in "
-            "flight");
-        Fail(IBV_WC_LOC_PROT_ERR, /*send_nothing=*/true);
     }
 }
 
@@ -77,36 +68,20 @@ void Connection::OnHeader() {
     in().into_receive = false;
     switch (header.opcode) {
         case wire::Opcode::kConnectRequest:
-            if (active_ || state_ != State::kAwaitingRequest)
-                return ProtocolError("unexpected CONNECT_REQUEST");
-            return BeginPayload(header.length);
         case wire::Opcode::kAccept:
-            if (!active_ || state_ != State::kAwaitingReply)
-                return ProtocolError("unexpected ACCEPT");
-            return BeginPayload(header.length);
         case wire::Opcode::kReject:
-            if (!active_ || state_ != State::kAwaitingReply)
-                return ProtocolError("unexpected REJECT");
-            RPMA_LOG_NOTICE("%s rejected the connection request", peer_.c_str());
-            events_.Emit(CmEventType::kRejected);
-            return CloseNow();
         case wire::Opcode::kReadyToUse:
-            if (active_ || state_ != State::kAwaitingRtu)
-                return ProtocolError("unexpected READY_TO_USE");
-            MoveTo(State::kEstablished);
-            timer_.Disarm(TimerPurpose::kHandshake);
-            events_.Emit(CmEventType::kEstablished);
-            return;
         case wire::Opcode::kDisconnect:
-            return OnDisconnectMessage();
+            return OnHandshakeHeader();
         case wire::Opcode::kAck:
-            return OnAck(header.sequence);
+            return Act(initiator_.OnAck(header.sequence, IsLive(state_)));
         case wire::Opcode::kNak:
-            return OnNak(header);
+            return Act(initiator_.OnNak(header, IsLive(state_)));
         case wire::Opcode::kReadResponse:
-            return OnReadResponseHeader(header);
+            return Act(
+                initiator_.OnReadResponse(header, IsLive(state_), has_qp_, &in().destination));
         case wire::Opcode::kAckRequest:
-            if (!IsLive())
+            if (!IsLive(state_))
                 return ProtocolError("unexpected ACK_REQUEST");
             // Everything before it was applied; answered even when nothing
             // is new, as the peer may be asking whether we live.
@@ -114,11 +89,11 @@ void Connection::OnHeader() {
             return;
         default:
             if (header.flags & wire::kCarriesAck) {
-                OnAck(header.remote_addr);
-                if (!IsLive())
+                Act(initiator_.OnAck(header.remote_addr, IsLive(state_)));
+                if (!IsLive(state_))
                     return;
             }
-            return OnRequestHeader();
+            return Act(target_.OnRequest(IsLive(state_)));
     }
 }
 
@@ -132,9 +107,8 @@ void Connection::OnPayloadComplete() {
     }
     switch (header.opcode) {
         case wire::Opcode::kConnectRequest:
-            return OnConnectRequest();
         case wire::Opcode::kAccept:
-            return OnAccept();
+            return OnHandshakePayload();
         case wire::Opcode::kWrite:
         case wire::Opcode::kWriteWithImm:
         case wire::Opcode::kSend:
@@ -143,8 +117,7 @@ void Connection::OnPayloadComplete() {
             return Act(target_.OnRequestPayload());
         case wire::Opcode::kReadResponse:
             in().destination.clear();
-            initiator_.OnReadResponsePayload();
-            return FailOnFrontLocalError();
+            return Act(initiator_.OnReadResponsePayload());
         default:
             return ProtocolError("unexpected payload");
     }

@@ -22,63 +22,36 @@
 
 namespace rpma::provider::tcp {
 
-void Connection::OnAck(uint64_t sequence) {
-    if (!IsLive())
-        return ProtocolError("unexpected ACK");
-    if (!initiator_.OnAck(sequence))
-        return ProtocolError("ACK for a request that was never sent or not yet answered");
-    FailOnFrontLocalError();
-}
-
-void Connection::OnNak(const wire::Header &header) {
-    if (!IsLive())
-        return ProtocolError("unexpected NAK");
-    if (!initiator_.OnNak(header.sequence))
-        return ProtocolError("NAK for a request that is not outstanding");
-    const ibv_wc_status status = NakStatus(header.rkey);
-    RPMA_LOG_ERROR("%s refused request %llu: %s; the connection is broken", peer_.c_str(),
-                   static_cast<unsigned long long>(header.sequence), ibv_wc_status_str(status));
-    Fail(status, /*send_nothing=*/true);
-}
-
-void Connection::OnReadResponseHeader(const wire::Header &header) {
-    if (!IsLive())
-        return ProtocolError("unexpected READ_RESPONSE");
-    switch (initiator_.OnReadResponse(header, has_qp_, &in().destination)) {
-        case Initiator::Response::kPayload:
-            break;
-        case Initiator::Response::kDiscard:
+// What the Initiator (tcp_initiator.h) said of the peer's answer in in(), or
+// of the front of the send queue after a post, done.
+void Connection::Act(Initiator::Verdict verdict) {
+    switch (verdict.kind) {
+        case Initiator::Verdict::Kind::kDone:
+            return;
+        case Initiator::Verdict::Kind::kDropPayload:
             in().discard = true;
-            break;
-        case Initiator::Response::kUnexpected:
-            return ProtocolError("READ_RESPONSE for a request that is not outstanding");
-        case Initiator::Response::kMismatch:
-            return ProtocolError("READ_RESPONSE does not match the READ");
-    }
-    BeginPayload(header.length);
-}
-
-int Connection::CheckCanPost() const {
-    if (!has_qp_) {
-        RPMA_LOG_ERROR("the queue pair was destroyed");
-        return EINVAL;
-    }
-    switch (state_) {
-        case State::kEstablished:
-        case State::kDisconnecting:
-        case State::kClosing:
-        case State::kClosed:
-            return 0;  // PostRequest flushes what can no longer be sent
-        default:
-            RPMA_LOG_ERROR("cannot post: the connection is %s, not yet established",
-                           ConnectionStateName(state_));
-            return ENOTCONN;
+            [[fallthrough]];
+        case Initiator::Verdict::Kind::kReadPayload:
+            return BeginPayload(in().header.length);
+        case Initiator::Verdict::Kind::kRefused:
+            RPMA_LOG_ERROR("%s refused request %llu: %s; the connection is broken", peer_.c_str(),
+                           static_cast<unsigned long long>(in().header.sequence),
+                           ibv_wc_status_str(verdict.status));
+            return Fail(verdict.status, /*send_nothing=*/true);
+        case Initiator::Verdict::Kind::kFail:
+            if (verdict.why != nullptr)
+                RPMA_LOG_ERROR("%s", verdict.why);
+            return Fail(verdict.status, /*send_nothing=*/true);
+        case Initiator::Verdict::Kind::kCompletionLost:
+            return OnCompletionLost();
+        case Initiator::Verdict::Kind::kProtocolError:
+            return ProtocolError(verdict.why);
     }
 }
 
 int Connection::PostSend(const ibv_send_wr &wr) {
     std::lock_guard lock(mu_);
-    if (const int err = CheckCanPost(); err != 0)
+    if (const int err = Initiator::CheckCanPost(has_qp_, state_); err != 0)
         return err;
     Request request;
     if (const int err =
@@ -92,7 +65,7 @@ int Connection::PostSend(const ibv_send_wr &wr) {
 int Connection::PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, FlushType type,
                           bool signaled, uint64_t wr_id) {
     std::lock_guard lock(mu_);
-    if (const int err = CheckCanPost(); err != 0)
+    if (const int err = Initiator::CheckCanPost(has_qp_, state_); err != 0)
         return err;
     Request request;
     if (const int err = BuildFlushRequest(remote_addr, rkey, length, type, signaled, wr_id,
@@ -105,7 +78,7 @@ int Connection::PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, Fl
 int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char value[8],
                                 bool signaled, uint64_t wr_id) {
     std::lock_guard lock(mu_);
-    if (const int err = CheckCanPost(); err != 0)
+    if (const int err = Initiator::CheckCanPost(has_qp_, state_); err != 0)
         return err;
     Request request;
     if (const int err = BuildAtomicWriteRequest(remote_addr, rkey, value, signaled, wr_id,
@@ -124,7 +97,8 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t 
         initiator_.PostWhileBroken(std::move(wr), state_ == State::kDisconnecting);
         return 0;
     }
-    WatchPeer();
+    if (!liveness_.Watching()) [[unlikely]]
+        WatchPeer();  // no call on the posting path while the looks run
     const int fd = socket_.Valid() && !write_shut_down_ ? socket_.Get() : -1;
     switch (initiator_.Post(std::move(wr), std::move(message), length, fd)) {
         case Initiator::Posted::kSent:
@@ -134,31 +108,21 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t 
             initiator_.LetPollSkip();
             return 0;
         case Initiator::Posted::kParts:
-            FailOnFrontLocalError();
+            Act(initiator_.CheckFront());
             AfterProgress();
             return 0;
         case Initiator::Posted::kMayWaitBell:
-            FailOnFrontLocalError();
-            if (initiator_.WaitForDoorbell(IsLive()))
+            Act(initiator_.CheckFront());
+            if (initiator_.WaitForDoorbell(IsLive(state_)))
                 return 0;
             break;
         case Initiator::Posted::kQueued:
-            FailOnFrontLocalError();
+            Act(initiator_.CheckFront());
             break;
     }
     AfterProgress();
     initiator_.LetPollSkip();
     return 0;
-}
-
-// Also breaks the connection once a send completion was lost.
-void Connection::FailOnFrontLocalError() {
-    const ibv_wc_status status = initiator_.FrontLocalError();
-    if (status == IBV_WC_SUCCESS)
-        return;
-    if (initiator_.queue().CompletionLost())
-        return OnCompletionLost();
-    Fail(status, /*send_nothing=*/true);
 }
 
 // A completion did not fit its CQ: the QP enters the error state.

@@ -33,6 +33,11 @@ const char *ConnectionStateName(ConnectionState state);
 // True when a connection in `from` may move to `to`.
 bool IsConnectionMove(ConnectionState from, ConnectionState to);
 
+// Requests and their answers flow: established, or finishing a disconnect.
+inline bool IsLive(ConnectionState state) {
+    return state == ConnectionState::kEstablished || state == ConnectionState::kDisconnecting;
+}
+
 }  // namespace rpma::provider::tcp
 
 #endif  // RPMA_CORE_SRC_PROVIDER_TCP_TCP_CONNECTION_STATE_H

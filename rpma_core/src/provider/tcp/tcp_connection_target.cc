@@ -12,12 +12,6 @@
 
 namespace rpma::provider::tcp {
 
-void Connection::OnRequestHeader() {
-    if (!IsLive() || handshake_.peer_disconnected())
-        return ProtocolError("request outside an established connection");
-    Act(target_.OnRequest());
-}
-
 void Connection::Act(Target::Verdict verdict) {
     switch (verdict.kind) {
         case Target::Verdict::Kind::kDone:
@@ -44,7 +38,19 @@ void Connection::Act(Target::Verdict verdict) {
                 });
             return;
         case Target::Verdict::Kind::kReject:
-            return RejectRequest(verdict.status, verdict.why);
+            // The peer's request violated our rules: its NAK carries the
+            // status (Target::Refuse), and the connection breaks.
+            if (state_ == State::kClosing || state_ == State::kClosed)
+                return;
+            RPMA_LOG_ERROR_RATELIMITED(
+                "refusing %s request %llu from %s (rkey %#x, address %#llx, length %u): %s; "
+                "breaking the connection",
+                wire::OpcodeName(in().header.opcode),
+                static_cast<unsigned long long>(in().header.sequence), peer_.c_str(),
+                in().header.rkey, static_cast<unsigned long long>(in().header.remote_addr),
+                in().header.length, verdict.why);
+            target_.Refuse(verdict.status);
+            return Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/false);
         case Target::Verdict::Kind::kProtocolError:
             return ProtocolError(verdict.why);
         case Target::Verdict::Kind::kCompletionLost:
@@ -67,28 +73,13 @@ void Connection::ResumeReceiving() {
     std::lock_guard lock(mu_);
     if (!target_.WaitingForReceive() || !socket_.Valid())
         return;
-    in().phase = Inbound::Phase::kHeader;
-    OnRequestHeader();
+    in().phase = InboundMessage::Phase::kHeader;
+    Act(target_.OnRequest(IsLive(state_)));
     if (!target_.WaitingForReceive())
         timer_.Disarm(TimerPurpose::kReceiverNotReady);
     if (ReadingEnabled())
         ReadInbound();
     AfterProgress();
-}
-
-// The peer's request violated our rules: its NAK carries `status`
-// (Target::Refuse), and the connection breaks.
-void Connection::RejectRequest(ibv_wc_status status, const char *why) {
-    if (state_ == State::kClosing || state_ == State::kClosed)
-        return;
-    RPMA_LOG_ERROR_RATELIMITED(
-        "refusing %s request %llu from %s (rkey %#x, address %#llx, length %u): %s; "
-        "breaking the connection",
-        wire::OpcodeName(in().header.opcode), static_cast<unsigned long long>(in().header.sequence),
-        peer_.c_str(), in().header.rkey, static_cast<unsigned long long>(in().header.remote_addr),
-        in().header.length, why);
-    target_.Refuse(status);
-    Fail(IBV_WC_WR_FLUSH_ERR, /*send_nothing=*/false);
 }
 
 }  // namespace rpma::provider::tcp

@@ -1,17 +1,18 @@
 // A connection's handshake, what of it is not the connection's state
-// machine: the addresses an outgoing connection tries in turn, the private
-// data each side sends, the handshake messages (CONNECT_REQUEST and ACCEPT
-// carry a prefix of magic, version and send-queue depth before the private
-// data), what the peer's prefix says, and whether the first bytes of a
-// stranger can still be a handshake; the goodbye (DISCONNECT) and how long
-// each step may take. A change of handshake version is made here. Used
-// under the connection's lock. Tests: tcp_handshake_test,
-// tcp_hostile_handshake_test.
+// machine: the addresses an outgoing connection tries in turn, the queue an
+// incoming one's request goes to, the private data each side sends, the
+// handshake messages (CONNECT_REQUEST and ACCEPT carry a prefix of magic,
+// version and send-queue depth before the private data), what the peer's
+// prefix says, and whether the first bytes of a stranger can still be a
+// handshake; the goodbye (DISCONNECT) and how long each step may take. A
+// change of handshake version is made here. Used under the connection's
+// lock. Tests: tcp_handshake_test, tcp_hostile_handshake_test.
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_HANDSHAKE_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_HANDSHAKE_H
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
 
 namespace rpma::provider::tcp {
+
+class RequestQueue;
 
 class Handshake {
   public:
@@ -38,6 +41,10 @@ class Handshake {
 
     // An outgoing connection: the addresses to try, in order.
     void SetAddresses(std::vector<SocketAddress> addresses) { addresses_ = std::move(addresses); }
+    // Passive: where the peer's CONNECT_REQUEST goes, once read (null when
+    // the listener closed meanwhile).
+    void SetRequests(std::weak_ptr<RequestQueue> requests) { requests_ = std::move(requests); }
+    std::shared_ptr<RequestQueue> Requests() const { return requests_.lock(); }
     std::string FirstAddress() const {
         return addresses_.empty() ? std::string() : addresses_.front().ToString();
     }
@@ -94,6 +101,7 @@ class Handshake {
     }
 
     std::vector<SocketAddress> addresses_;
+    std::weak_ptr<RequestQueue> requests_;
     size_t next_address_ = 0;
     std::vector<uint8_t> connect_data_;
     std::vector<uint8_t> peer_private_data_;

@@ -5,8 +5,11 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstring>
 #include <utility>
+
+#include "rpma_core/src/log.h"
 
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_parts.h"
@@ -15,6 +18,24 @@
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
 
 namespace rpma::provider::tcp {
+
+int Initiator::CheckCanPost(bool has_qp, ConnectionState state) {
+    if (!has_qp) {
+        RPMA_LOG_ERROR("the queue pair was destroyed");
+        return EINVAL;
+    }
+    switch (state) {
+        case ConnectionState::kEstablished:
+        case ConnectionState::kDisconnecting:
+        case ConnectionState::kClosing:
+        case ConnectionState::kClosed:
+            return 0;  // Post flushes what can no longer be sent
+        default:
+            RPMA_LOG_ERROR("cannot post: the connection is %s, not yet established",
+                           ConnectionStateName(state));
+            return ENOTCONN;
+    }
+}
 
 void Initiator::PostWhileBroken(PendingWr &&wr, bool disconnecting) {
     wr.signaled = true;
@@ -175,27 +196,46 @@ Initiator::Sent Initiator::SendAtOnce(OutboundMessage &message, int fd) {
     return Sent::kPartly;
 }
 
-Initiator::Response Initiator::OnReadResponse(const wire::Header &header, bool has_qp,
-                                              SegmentList *destination) {
-    if (!has_qp)
-        return Response::kDiscard;  // the QP went while its READs were in flight
+Initiator::Verdict Initiator::OnAck(uint64_t sequence, bool live) {
+    if (!live)
+        return ProtocolError("unexpected ACK");
+    if (!sq_.Acknowledge(sequence))
+        return ProtocolError("ACK for a request that was never sent or not yet answered");
+    return CheckFront();
+}
+
+Initiator::Verdict Initiator::OnNak(const wire::Header &header, bool live) {
+    if (!live)
+        return ProtocolError("unexpected NAK");
     if (!sq_.CompleteBefore(header.sequence))
-        return Response::kUnexpected;
+        return ProtocolError("NAK for a request that is not outstanding");
+    return {Verdict::Kind::kRefused, NakStatus(header.rkey)};
+}
+
+Initiator::Verdict Initiator::OnReadResponse(const wire::Header &header, bool live, bool has_qp,
+                                             SegmentList *destination) {
+    if (!live)
+        return ProtocolError("unexpected READ_RESPONSE");
+    if (!has_qp)
+        return {Verdict::Kind::kDropPayload};  // the QP went while its READs were in flight
+    if (!sq_.CompleteBefore(header.sequence))
+        return ProtocolError("READ_RESPONSE for a request that is not outstanding");
     const PendingWr *read = sq_.Front();
     const uint32_t part = read->parts_answered;
     if (!read->is_read || header.sequence != read->FirstSequence() + part ||
         PartLength(read->byte_len, part) != header.length)
-        return Response::kMismatch;
+        return ProtocolError("READ_RESPONSE does not match the READ");
     *destination = read->parts == 1
                        ? read->read_destination
                        : SliceSegments(read->read_destination, PartOffset(part), header.length);
-    return Response::kPayload;
+    return {Verdict::Kind::kReadPayload};
 }
 
-void Initiator::OnReadResponsePayload() {
-    if (PendingWr *read = sq_.Front(); read != nullptr && ++read->parts_answered < read->parts)
-        return;  // more parts to come (tcp_parts.h)
-    sq_.CompleteFront(IBV_WC_SUCCESS);
+Initiator::Verdict Initiator::OnReadResponsePayload() {
+    // More parts to come (tcp_parts.h) leave the READ at the front.
+    if (PendingWr *read = sq_.Front(); read == nullptr || ++read->parts_answered >= read->parts)
+        sq_.CompleteFront(IBV_WC_SUCCESS);
+    return CheckFront();
 }
 
 }  // namespace rpma::provider::tcp

@@ -14,10 +14,13 @@
 #ifndef RPMA_CORE_SRC_PROVIDER_TCP_TCP_INITIATOR_H
 #define RPMA_CORE_SRC_PROVIDER_TCP_TCP_INITIATOR_H
 
+#include <infiniband/verbs.h>
+
 #include <cstdint>
 #include <utility>
 
 #include "rpma_core/src/provider/tcp/tcp_acks.h"
+#include "rpma_core/src/provider/tcp/tcp_connection_state.h"
 #include "rpma_core/src/provider/tcp/tcp_containers.h"
 #include "rpma_core/src/provider/tcp/tcp_inline_lease.h"
 #include "rpma_core/src/provider/tcp/tcp_outbound_queue.h"
@@ -47,6 +50,11 @@ class Initiator {
     const SendQueue &queue() const { return sq_; }
 
     // --- posting ---
+
+    // 0 when a post is taken: with a QP (`has_qp`), once the connection was
+    // established (what can no longer be sent: PostWhileBroken); else
+    // EINVAL or ENOTCONN, with a message.
+    static int CheckCanPost(bool has_qp, ConnectionState state);
 
     // A request posted while the connection is not established completes
     // with IBV_WC_WR_FLUSH_ERR after everything posted before it, as on a
@@ -89,27 +97,55 @@ class Initiator {
 
     // --- the peer's answers ---
 
-    // A cumulative ACK; false when it acknowledges a request never sent or
-    // a READ whose data never came (a protocol error, never an underflow).
-    bool OnAck(uint64_t sequence) { return sq_.Acknowledge(sequence); }
-    // A NAK completes what precedes it; false when its request is not
-    // outstanding. The caller then fails the front with the NAK's status.
-    bool OnNak(uint64_t sequence) { return sq_.CompleteBefore(sequence); }
-    enum class Response {
-        kPayload,     // *destination is where the payload goes
-        kDiscard,     // read and drop it: the QP was destroyed meanwhile
-        kUnexpected,  // protocol error: no such READ outstanding
-        kMismatch,    // protocol error: not what the READ asked for
+    // What the connection does with an answer (it acts, under its lock).
+    struct Verdict {
+        enum class Kind : uint8_t {
+            kDone,            // nothing more: what it answered completed
+            kReadPayload,     // read the READ_RESPONSE's payload into *destination
+            kDropPayload,     // read it and drop it: the QP was destroyed meanwhile
+            kRefused,         // a NAK: break the connection, the front with `status`
+            kFail,            // a local error (`why`, if not the front's own): break with `status`
+            kCompletionLost,  // a completion did not fit its CQ: break
+            kProtocolError,   // the peer broke the protocol (`why`)
+        };
+        Kind kind = Kind::kDone;
+        ibv_wc_status status = IBV_WC_SUCCESS;
+        const char *why = nullptr;
     };
-    // A READ_RESPONSE's header (`has_qp`: the QP still exists).
-    Response OnReadResponse(const wire::Header &header, bool has_qp, SegmentList *destination);
+    // `live`: the connection is established or disconnecting, else any
+    // answer is a protocol error.
+    // A cumulative ACK (alone, or carried by a request of the peer): an ACK
+    // of a request never sent, or of a READ whose data never came, is a
+    // protocol error (never an underflow of the send queue).
+    Verdict OnAck(uint64_t sequence, bool live);
+    // A NAK completes what precedes it and refuses its own request.
+    Verdict OnNak(const wire::Header &header, bool live);
+    // A READ_RESPONSE's header (`has_qp`: the QP still exists). A response
+    // whose READ is no longer outstanding (flushed) is a protocol error.
+    Verdict OnReadResponse(const wire::Header &header, bool live, bool has_qp,
+                           SegmentList *destination);
     // Its payload landed: the READ completes once its last part did.
-    void OnReadResponsePayload();
-
-    // The front's local error, or IBV_WC_SUCCESS (SendQueue::FrontLocalError).
-    ibv_wc_status FrontLocalError() const { return sq_.FrontLocalError(); }
+    Verdict OnReadResponsePayload();
+    // The READ's destination was deregistered under its payload.
+    Verdict OnPayloadRevoked() const {
+        return {Verdict::Kind::kFail, IBV_WC_LOC_PROT_ERR,
+                "the destination of a READ was deregistered while the READ was in flight"};
+    }
+    // kDone, or how the front's local error breaks the connection (a
+    // request posted with one fails when it reaches the front, as a NIC
+    // fails it when it gets to it).
+    Verdict CheckFront() const {
+        const ibv_wc_status status = sq_.FrontLocalError();
+        if (status == IBV_WC_SUCCESS) [[likely]]
+            return {};
+        return {sq_.CompletionLost() ? Verdict::Kind::kCompletionLost : Verdict::Kind::kFail,
+                status};
+    }
 
   private:
+    static Verdict ProtocolError(const char *why) {
+        return {Verdict::Kind::kProtocolError, IBV_WC_SUCCESS, why};
+    }
     // Queues a request of `parts` parts (tcp_parts.h): `whole` with the last
     // part's sequence, and the request's `length`.
     void EnqueueParts(const OutboundMessage &whole, uint32_t parts, uint64_t length);

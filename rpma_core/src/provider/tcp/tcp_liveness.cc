@@ -135,28 +135,33 @@ bool PeerLiveness::NeedsDeadline(Clock::time_point *at) {
     return look_deadline_.Ask(look_at_);
 }
 
-PeerLiveness::Look PeerLiveness::Check(int fd, bool waiting_for_peer, bool backlog,
-                                       bool holding_message, Clock::time_point now) {
-    if (!waiting_for_peer && !holding_message) {
+PeerLiveness::Look PeerLiveness::Check(int fd, const Waits &waits, Clock::time_point now) {
+    const bool waiting_for_peer = waits.answers || waits.backlog;
+    if (!waits.live || (!waiting_for_peer && !waits.holding_message)) {
         watching_ = false;  // the next wait for the peer starts afresh
-        return Look::kStopped;
+        return {Look::Kind::kStopped};
     }
     const std::chrono::milliseconds timeout(timeout_ms_);
     look_at_ = now + PeerLookInterval(timeout);
+    Look look;
+    look.heartbeat = waits.holding_message;
     if (!waiting_for_peer) {
         watch_.Start(fd, now);
-        return Look::kAlive;
+        return look;
     }
-    switch (watch_.Check(fd, backlog, now, timeout)) {
+    switch (watch_.Check(fd, waits.backlog, now, timeout)) {
         case PeerWatch::Verdict::kAlive:
-            return Look::kAlive;
+            break;
         case PeerWatch::Verdict::kProbe:
-            return Look::kProbe;
+            // Bytes of ours waiting alone need no question: the peer's
+            // reading them is the answer.
+            look.ask_for_ack = waits.answers;
+            break;
         case PeerWatch::Verdict::kDead:
             watching_ = false;
-            return Look::kDead;
+            return {Look::Kind::kDead};
     }
-    return Look::kAlive;
+    return look;
 }
 
 }  // namespace rpma::provider::tcp

@@ -119,9 +119,10 @@ class PeerWatch {
 };
 
 // One connection's looks at its peer while it waits for it: when they run,
-// the deadline the engine holds for them, and what each look concludes. The
-// connection calls it under its lock and acts on the verdict (asks for an
-// ACK, sends a heartbeat, or breaks).
+// the deadline the engine holds for them, and what each look concludes and
+// asks for. The connection calls it under its lock and acts on the Look
+// (asks for an ACK, sends a heartbeat, or breaks). Test:
+// tcp_peer_liveness_test.
 class PeerLiveness {
   public:
     using Clock = std::chrono::steady_clock;
@@ -143,18 +144,34 @@ class PeerLiveness {
     // A look is due.
     bool Due(Clock::time_point now) const { return watching_ && look_at_ <= now; }
 
-    enum class Look {
-        kStopped,  // nothing waits on either side: the looks stop
-        kAlive,    // the peer made progress, or has not been quiet for long
-        kProbe,    // quiet for a quarter of the bound: ask it to answer
-        kDead,     // quiet for the whole bound: break the connection
+    // What the connection waits for, and what waits for it, at a look.
+    struct Waits {
+        bool live = false;     // established, with its socket: else the looks stop
+        bool answers = false;  // our requests wait for the peer's answers
+        bool backlog = false;  // bytes of ours wait for the peer to read them
+        // The peer waits for us: a message held for want of a receive, or a
+        // persist running.
+        bool holding_message = false;
     };
-    // One look. `waiting_for_peer`: our requests wait for answers or our
-    // bytes for the peer to read them (`backlog`: the latter);
-    // `holding_message`: the peer waits for us (a message held for want of
-    // a receive, a persist running), which restarts the watch.
-    Look Check(int fd, bool waiting_for_peer, bool backlog, bool holding_message,
-               Clock::time_point now);
+    // What a look found, for the connection to do.
+    struct Look {
+        enum class Kind : uint8_t {
+            kStopped,  // nothing waits on either side: the looks stop
+            kAlive,    // the peer made progress, or has not been quiet for long
+            kDead,     // quiet for the whole bound: break the connection
+        };
+        Kind kind = Kind::kAlive;
+        // kAlive: quiet for a quarter of the bound while our requests wait:
+        // ask for an answer (ACK_REQUEST; an unsignaled request is
+        // acknowledged lazily, and an answer to anything shows life).
+        bool ask_for_ack = false;
+        // kAlive: the peer waits for us: a repeated ACK tells it that we
+        // live, as an RNR NAK does.
+        bool heartbeat = false;
+    };
+    // One look. Holding a message restarts the watch: the peer waits for
+    // us, not we for it.
+    Look Check(int fd, const Waits &waits, Clock::time_point now);
 
   private:
     bool watching_ = false;

@@ -44,7 +44,9 @@ Target::Verdict Target::Detach() {
     return verdict;
 }
 
-Target::Verdict Target::OnRequest() {
+Target::Verdict Target::OnRequest(bool live) {
+    if (!live || handshake_->peer_disconnected())
+        return ProtocolError("request outside an established connection");
     const wire::Header &header = in_->header;
     if (!Applying()) [[unlikely]]
         return Drop();

@@ -73,16 +73,27 @@ class Target {
     // A private receive queue's post (`cache`: the connection's local one).
     int PostReceive(const ibv_recv_wr &wr, RegionCache *cache) { return rq_->Post(wr, cache); }
 
-    // The header of the peer's request arrived (the connection checked that
-    // requests are allowed at all now); again when a receive it waited for
-    // was posted.
-    Verdict OnRequest();
+    // The header of the peer's request arrived (`live`: the connection is
+    // established or disconnecting, else a request is a protocol error, as
+    // after the peer's DISCONNECT); again when a receive it waited for was
+    // posted.
+    Verdict OnRequest(bool live);
     // The payload of the request being applied landed.
     Verdict OnRequestPayload();
     // This side begins to disconnect: a request being applied (its payload
     // arriving, or waiting for a receive) is dropped from here on, so nothing
     // more of the peer lands once this returns.
     Verdict StopApplying();
+
+    // The payload's destination was deregistered under its reading.
+    Verdict OnPayloadRevoked() const {
+        return Reject(IBV_WC_REM_ACCESS_ERR, "the target memory region was deregistered");
+    }
+    // The RNR bound passed while the message waited for a receive: refused,
+    // as a verbs requester's RNR retries run out.
+    Verdict ReceiverNotReady() const {
+        return Reject(IBV_WC_RNR_RETRY_EXC_ERR, "receiver not ready");
+    }
 
     // kReject: the NAK of the request in the message, carrying `status`,
     // goes out after the ACK of what was applied before it.
@@ -93,6 +104,8 @@ class Target {
         return in_->phase == InboundMessage::Phase::kWaitingForReceive;
     }
     bool Persisting() const { return in_->phase == InboundMessage::Phase::kPersisting; }
+    // Either: the peer waits for us, and reading pauses.
+    bool Holding() const { return WaitingForReceive() || Persisting(); }
     // kPersistOnWorker: the segment (owning its region) for the worker.
     MemorySegment TakePersist() { return std::move(persisting_); }
     // The worker's answer, under the lock again: kDone or kReject (a

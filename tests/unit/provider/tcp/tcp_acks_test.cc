@@ -13,35 +13,17 @@
 
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
+#include "tests/unit/provider/tcp/tcp_socket_pair.h"
 
 namespace rpma::provider::tcp {
 namespace {
 
 class AcksTest : public ::testing::Test {
   protected:
-    void SetUp() override {
-        int fds[2];
-        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-        ours_ = UniqueFd(fds[0]);
-        peer_ = UniqueFd(fds[1]);
-    }
+    void SetUp() override { ASSERT_TRUE(testing::OpenSocketPair(&ours_, &peer_)); }
 
     // Every header the peer has received so far.
-    std::vector<wire::Header> Received() {
-        std::vector<wire::Header> headers;
-        uint8_t bytes[wire::kHeaderSize];
-        for (;;) {
-            const ssize_t got = recv(peer_.Get(), bytes, sizeof(bytes), MSG_DONTWAIT);
-            if (got < 0) {
-                EXPECT_EQ(errno, EAGAIN);
-                return headers;
-            }
-            EXPECT_EQ(got, static_cast<ssize_t>(sizeof(bytes))) << "whole headers only";
-            wire::Header header;
-            EXPECT_EQ(wire::ParseHeader(bytes, &header), wire::ParseError::kNone);
-            headers.push_back(header);
-        }
-    }
+    std::vector<wire::Header> Received() { return testing::ReceivedHeaders(peer_.Get()); }
 
     void Flush() {
         ASSERT_EQ(out_.Flush(ours_.Get()).status, OutboundQueue::FlushStatus::kDrained);

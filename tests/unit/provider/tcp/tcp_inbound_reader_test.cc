@@ -16,6 +16,7 @@
 #include "rpma_core/src/provider/tcp/tcp_memory_table.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
+#include "tests/unit/provider/tcp/tcp_socket_pair.h"
 
 namespace rpma::provider::tcp {
 namespace {
@@ -49,10 +50,7 @@ std::vector<uint8_t> Pattern(size_t length, uint8_t seed) {
 class InboundReaderTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        int fds[2];
-        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-        ours_.Reset(fds[0]);
-        theirs_.Reset(fds[1]);
+        ASSERT_TRUE(testing::OpenSocketPair(&ours_, &theirs_));
         int size = 8 << 20;
         setsockopt(theirs_.Get(), SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
         setsockopt(ours_.Get(), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));

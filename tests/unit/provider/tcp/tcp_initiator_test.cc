@@ -17,20 +17,20 @@
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
+#include "tests/unit/provider/tcp/tcp_socket_pair.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
 namespace rpma::provider::tcp {
 namespace {
 
 constexpr uint32_t kDepth = 8;
+constexpr bool kLive = true;  // the connection is established
+using Kind = Initiator::Verdict::Kind;
 
 class InitiatorTest : public ::testing::Test {
   protected:
     void SetUp() override {
-        int fds[2];
-        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-        ours_ = UniqueFd(fds[0]);
-        peer_ = UniqueFd(fds[1]);
+        ASSERT_TRUE(testing::OpenSocketPair(&ours_, &peer_));
         initiator_.Attach(kDepth, /*qp_num=*/7, &cq_);
     }
 
@@ -59,25 +59,17 @@ class InitiatorTest : public ::testing::Test {
         return initiator_.Post(std::move(wr), std::move(message), length, ours_.Get());
     }
 
-    // The headers the peer got so far.
-    std::vector<wire::Header> Received() {
-        std::vector<wire::Header> headers;
-        for (;;) {
-            uint8_t bytes[wire::kHeaderSize];
-            const ssize_t n = recv(peer_.Get(), bytes, sizeof(bytes), MSG_DONTWAIT);
-            if (n <= 0)
-                return headers;
-            EXPECT_EQ(n, static_cast<ssize_t>(sizeof(bytes)));
-            wire::Header header;
-            EXPECT_EQ(wire::ParseHeader(bytes, &header), wire::ParseError::kNone);
-            if (header.opcode == wire::Opcode::kAtomicWrite) {
-                uint8_t value[wire::kAtomicWriteSize];
-                EXPECT_EQ(recv(peer_.Get(), value, sizeof(value), MSG_DONTWAIT),
-                          static_cast<ssize_t>(sizeof(value)));
-            }
-            headers.push_back(header);
-        }
+    Kind Ack(uint64_t sequence) { return initiator_.OnAck(sequence, kLive).kind; }
+    Initiator::Verdict Nak(uint64_t sequence, uint32_t status = IBV_WC_REM_ACCESS_ERR) {
+        wire::Header nak;
+        nak.opcode = wire::Opcode::kNak;
+        nak.sequence = sequence;
+        nak.rkey = status;
+        return initiator_.OnNak(nak, kLive);
     }
+
+    // The headers the peer got so far.
+    std::vector<wire::Header> Received() { return testing::ReceivedHeaders(peer_.Get()); }
 
     std::vector<ibv_wc> Completions() { return tcp::testing::DrainCompletions(cq_); }
 
@@ -101,16 +93,16 @@ TEST_F(InitiatorTest, SignaledRequestsGoAtOnceAskingForAnAckAndCompleteInOrder) 
         EXPECT_NE(sent[k].flags & wire::kAckRequested, 0);
     }
     // A cumulative ACK of 2 completes 1 and 2, in posting order; 3 waits.
-    EXPECT_TRUE(initiator_.OnAck(2));
+    EXPECT_EQ(Ack(2), Kind::kDone);
     std::vector<ibv_wc> done = Completions();
     ASSERT_EQ(done.size(), 2u);
     EXPECT_EQ(done[0].wr_id, 1u);
     EXPECT_EQ(done[1].wr_id, 2u);
     EXPECT_EQ(done[0].qp_num, 7u);
     // A repeated (older) ACK completes nothing more and is no error.
-    EXPECT_TRUE(initiator_.OnAck(2));
+    EXPECT_EQ(Ack(2), Kind::kDone);
     EXPECT_TRUE(Completions().empty());
-    EXPECT_TRUE(initiator_.OnAck(3));
+    EXPECT_EQ(Ack(3), Kind::kDone);
     done = Completions();
     ASSERT_EQ(done.size(), 1u);
     EXPECT_EQ(done[0].wr_id, 3u);
@@ -135,7 +127,7 @@ TEST_F(InitiatorTest, UnsignaledWritesAskForAnAckOnlyWhenHalfTheQueueWaits) {
                   k + 1 == sent.size() ? wire::kAckRequested : 0)
             << k;
     }
-    EXPECT_TRUE(initiator_.OnAck(kDepth / 2));
+    EXPECT_EQ(Ack(kDepth / 2), Kind::kDone);
     EXPECT_TRUE(Completions().empty()) << "unsignaled";
     EXPECT_TRUE(initiator_.queue().Empty());
 }
@@ -143,18 +135,18 @@ TEST_F(InitiatorTest, UnsignaledWritesAskForAnAckOnlyWhenHalfTheQueueWaits) {
 TEST_F(InitiatorTest, AnAckForMoreThanWasPostedIsAProtocolErrorNotAnUnderflow) {
     EXPECT_EQ(PostWrite(1, true, ours_.Get()), Initiator::Posted::kSent);
     EXPECT_EQ(PostWrite(2, true, ours_.Get()), Initiator::Posted::kSent);
-    EXPECT_FALSE(initiator_.OnAck(3));
-    EXPECT_FALSE(initiator_.OnAck(UINT64_MAX));
-    EXPECT_FALSE(initiator_.OnNak(5));
-    EXPECT_FALSE(initiator_.OnNak(0));
+    EXPECT_EQ(Ack(3), Kind::kProtocolError);
+    EXPECT_EQ(Ack(UINT64_MAX), Kind::kProtocolError);
+    EXPECT_EQ(Nak(5).kind, Kind::kProtocolError);
+    EXPECT_EQ(Nak(0).kind, Kind::kProtocolError);
     EXPECT_TRUE(Completions().empty()) << "a refused answer completes nothing";
     EXPECT_FALSE(initiator_.queue().Empty());
     // The queue is intact: the honest ACK still completes both.
-    EXPECT_TRUE(initiator_.OnAck(2));
+    EXPECT_EQ(Ack(2), Kind::kDone);
     EXPECT_EQ(Completions().size(), 2u);
     // And on an empty queue, any ACK beyond the last request is refused.
-    EXPECT_FALSE(initiator_.OnAck(3));
-    EXPECT_TRUE(initiator_.OnAck(2));
+    EXPECT_EQ(Ack(3), Kind::kProtocolError);
+    EXPECT_EQ(Ack(2), Kind::kDone);
 }
 
 TEST_F(InitiatorTest, AnAckNeverAnswersARead) {
@@ -163,7 +155,7 @@ TEST_F(InitiatorTest, AnAckNeverAnswersARead) {
     const std::vector<wire::Header> sent = Received();
     ASSERT_EQ(sent.size(), 2u);
     EXPECT_EQ(sent[1].flags & wire::kAckRequested, 0) << "its response answers a READ";
-    EXPECT_FALSE(initiator_.OnAck(2)) << "an ACK for a READ whose data never came";
+    EXPECT_EQ(Ack(2), Kind::kProtocolError) << "an ACK for a READ whose data never came";
     // The write before it was completed on the way, the READ still waits.
     ASSERT_EQ(Completions().size(), 1u);
     wire::Header response;
@@ -171,9 +163,9 @@ TEST_F(InitiatorTest, AnAckNeverAnswersARead) {
     response.sequence = 2;
     response.length = 64;
     SegmentList destination;
-    EXPECT_EQ(initiator_.OnReadResponse(response, /*has_qp=*/true, &destination),
-              Initiator::Response::kPayload);
-    initiator_.OnReadResponsePayload();
+    EXPECT_EQ(initiator_.OnReadResponse(response, kLive, /*has_qp=*/true, &destination).kind,
+              Kind::kReadPayload);
+    EXPECT_EQ(initiator_.OnReadResponsePayload().kind, Kind::kDone);
     const std::vector<ibv_wc> done = Completions();
     ASSERT_EQ(done.size(), 1u);
     EXPECT_EQ(done[0].wr_id, 2u);
@@ -187,12 +179,12 @@ TEST_F(InitiatorTest, AReadResponseThatDoesNotMatchItsReadIsRefused) {
     response.sequence = 1;
     response.length = 32;
     SegmentList destination;
-    EXPECT_EQ(initiator_.OnReadResponse(response, true, &destination),
-              Initiator::Response::kMismatch);
+    EXPECT_EQ(initiator_.OnReadResponse(response, kLive, true, &destination).kind,
+              Kind::kProtocolError);
     response.sequence = 2;
     response.length = 64;
-    EXPECT_EQ(initiator_.OnReadResponse(response, true, &destination),
-              Initiator::Response::kUnexpected);
+    EXPECT_EQ(initiator_.OnReadResponse(response, kLive, true, &destination).kind,
+              Kind::kProtocolError);
     EXPECT_TRUE(Completions().empty());
 }
 
@@ -209,8 +201,8 @@ TEST_F(InitiatorTest, ALateReadResponseIsDroppedSafely) {
     response.sequence = 1;
     response.length = 64;
     SegmentList destination;
-    EXPECT_EQ(initiator_.OnReadResponse(response, true, &destination),
-              Initiator::Response::kUnexpected);
+    EXPECT_EQ(initiator_.OnReadResponse(response, kLive, true, &destination).kind,
+              Kind::kProtocolError);
     EXPECT_TRUE(destination.empty()) << "its payload lands nowhere";
     EXPECT_TRUE(Completions().empty());
 }
@@ -223,8 +215,8 @@ TEST_F(InitiatorTest, AReadResponseAfterTheQpWentIsDropped) {
     response.sequence = 1;
     response.length = 64;
     SegmentList destination;
-    EXPECT_EQ(initiator_.OnReadResponse(response, /*has_qp=*/false, &destination),
-              Initiator::Response::kDiscard);
+    EXPECT_EQ(initiator_.OnReadResponse(response, kLive, /*has_qp=*/false, &destination).kind,
+              Kind::kDropPayload);
     EXPECT_TRUE(destination.empty());
     EXPECT_TRUE(Completions().empty()) << "a destroyed QP reports nothing more";
 }
@@ -269,6 +261,92 @@ TEST_F(InitiatorTest, ASkipAfterAPostIsTakenOnce) {
     EXPECT_FALSE(initiator_.TakeSkip());
     EXPECT_EQ(PostWrite(2, true, -1), Initiator::Posted::kQueued);
     EXPECT_FALSE(initiator_.TakeSkip()) << "an earlier answer may be in already";
+}
+
+TEST_F(InitiatorTest, ANakCompletesWhatCameBeforeItAndRefusesItsOwnRequest) {
+    for (uint64_t id = 1; id <= 3; ++id)
+        EXPECT_EQ(PostWrite(id, /*signaled=*/true, ours_.Get()), Initiator::Posted::kSent);
+    const Initiator::Verdict verdict = Nak(2, IBV_WC_REM_ACCESS_ERR);
+    EXPECT_EQ(verdict.kind, Kind::kRefused);
+    EXPECT_EQ(verdict.status, IBV_WC_REM_ACCESS_ERR);
+    const std::vector<ibv_wc> done = Completions();
+    ASSERT_EQ(done.size(), 1u) << "only what the target applied before the refused request";
+    EXPECT_EQ(done[0].wr_id, 1u);
+    EXPECT_EQ(done[0].status, IBV_WC_SUCCESS);
+    // The refused request stays at the front for the connection's flush to
+    // complete with the NAK's status.
+    ASSERT_NE(initiator_.queue().Front(), nullptr);
+    EXPECT_EQ(initiator_.queue().Front()->wr_id, 2u);
+}
+
+TEST_F(InitiatorTest, ANakWithAStatusItMayNotCarryReportsARemoteOperationError) {
+    EXPECT_EQ(PostWrite(1, true, ours_.Get()), Initiator::Posted::kSent);
+    const Initiator::Verdict verdict = Nak(1, IBV_WC_SUCCESS);
+    EXPECT_EQ(verdict.kind, Kind::kRefused);
+    EXPECT_EQ(verdict.status, IBV_WC_REM_OP_ERR);
+}
+
+TEST_F(InitiatorTest, AnswersOutsideALiveConnectionAreProtocolErrorsAndCompleteNothing) {
+    EXPECT_EQ(PostWrite(1, true, ours_.Get()), Initiator::Posted::kSent);
+    EXPECT_EQ(PostRead(2, 64), Initiator::Posted::kSent);
+    EXPECT_EQ(initiator_.OnAck(1, /*live=*/false).kind, Kind::kProtocolError);
+    wire::Header nak;
+    nak.opcode = wire::Opcode::kNak;
+    nak.sequence = 1;
+    EXPECT_EQ(initiator_.OnNak(nak, /*live=*/false).kind, Kind::kProtocolError);
+    wire::Header response;
+    response.opcode = wire::Opcode::kReadResponse;
+    response.sequence = 2;
+    response.length = 64;
+    SegmentList destination;
+    const Initiator::Verdict verdict =
+        initiator_.OnReadResponse(response, /*live=*/false, /*has_qp=*/true, &destination);
+    EXPECT_EQ(verdict.kind, Kind::kProtocolError);
+    EXPECT_NE(verdict.why, nullptr) << "the log says why";
+    EXPECT_TRUE(destination.empty());
+    EXPECT_TRUE(Completions().empty());
+}
+
+TEST_F(InitiatorTest, AnAckThatBringsARequestWithALocalErrorToTheFrontFailsIt) {
+    EXPECT_EQ(PostWrite(1, /*signaled=*/true, ours_.Get()), Initiator::Posted::kSent);
+    PendingWr bad;
+    bad.wr_id = 2;
+    bad.signaled = true;
+    bad.local_error = IBV_WC_LOC_PROT_ERR;
+    OutboundMessage message;
+    message.header.opcode = wire::Opcode::kWrite;
+    EXPECT_EQ(initiator_.Post(std::move(bad), std::move(message), 0, ours_.Get()),
+              Initiator::Posted::kQueued);
+    ASSERT_EQ(out_.Size(), 1u) << "the request ahead is asked for its ACK";
+    EXPECT_EQ(initiator_.CheckFront().kind, Kind::kDone) << "not at the front yet";
+    const Initiator::Verdict verdict = initiator_.OnAck(1, kLive);
+    EXPECT_EQ(verdict.kind, Kind::kFail);
+    EXPECT_EQ(verdict.status, IBV_WC_LOC_PROT_ERR);
+    const std::vector<ibv_wc> done = Completions();
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].wr_id, 1u);
+}
+
+TEST_F(InitiatorTest, AnAckOutOfOrderWithAReadAheadCompletesNothingBehindTheRead) {
+    EXPECT_EQ(PostRead(1, 64), Initiator::Posted::kSent);
+    EXPECT_EQ(PostWrite(2, true, ours_.Get()), Initiator::Posted::kSent);
+    // The target answers in order: an ACK of the write before the READ's
+    // response is a protocol error, and the write is not completed early.
+    EXPECT_EQ(Ack(2), Kind::kProtocolError);
+    EXPECT_TRUE(Completions().empty());
+    wire::Header response;
+    response.opcode = wire::Opcode::kReadResponse;
+    response.sequence = 1;
+    response.length = 64;
+    SegmentList destination;
+    ASSERT_EQ(initiator_.OnReadResponse(response, kLive, true, &destination).kind,
+              Kind::kReadPayload);
+    EXPECT_EQ(initiator_.OnReadResponsePayload().kind, Kind::kDone);
+    EXPECT_EQ(Ack(2), Kind::kDone);
+    const std::vector<ibv_wc> done = Completions();
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_EQ(done[0].wr_id, 1u);
+    EXPECT_EQ(done[1].wr_id, 2u);
 }
 
 }  // namespace

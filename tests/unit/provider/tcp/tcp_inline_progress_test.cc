@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "rpma_core/src/provider/tcp/tcp_inline_progress.h"
+#include "tests/unit/provider/tcp/tcp_socket_pair.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
 namespace rpma::provider::tcp::testing {
@@ -617,12 +618,7 @@ TEST(InlineProgress, ARenewedLingerAsksNoNewDeadlineWhileOneIsPending) {
 
 class InlineProgressRecv : public ::testing::Test {
   protected:
-    void SetUp() override {
-        int fds[2];
-        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-        ours_ = UniqueFd(fds[0]);
-        peer_ = UniqueFd(fds[1]);
-    }
+    void SetUp() override { ASSERT_TRUE(testing::OpenSocketPair(&ours_, &peer_)); }
     InlineProgress::Recv Recv(ssize_t *got) {
         std::unique_lock lock(mu_);
         const InlineProgress::Recv result =

@@ -31,6 +31,7 @@
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
 #include "rpma_core/src/provider/tcp/tcp_wire.h"
+#include "tests/unit/provider/tcp/tcp_socket_pair.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
 namespace rpma::provider::tcp {
@@ -98,7 +99,7 @@ class TargetTest : public ::testing::Test {
         in_.header.remote_addr = reinterpret_cast<uintptr_t>(region_->Addr()) + offset;
         in_.header.length = length;
         in_.header.flags = flags;
-        return target_.OnRequest();
+        return target_.OnRequest(live_);
     }
     // The reader read the payload the verdict asked for.
     Target::Verdict PayloadLanded() {
@@ -115,7 +116,8 @@ class TargetTest : public ::testing::Test {
     }
     std::vector<ibv_wc> Completions() { return tcp::testing::DrainCompletions(cq_); }
 
-    std::array<uint8_t, 4096> buffer_{};
+    // Aligned as an atomic write's target must be.
+    alignas(8) std::array<uint8_t, 4096> buffer_{};
     MemoryTable memory_;
     std::shared_ptr<Region> region_;
     ProgressEngine engine_;
@@ -133,6 +135,7 @@ class TargetTest : public ::testing::Test {
                    &handshake_,
                    /*persist_workers=*/true};
     uint64_t next_sequence_ = 1;
+    bool live_ = true;  // the connection is established
 };
 
 TEST_F(TargetTest, RequestsAreAppliedInOrderEachOnce) {
@@ -188,6 +191,16 @@ TEST_F(TargetTest, APayloadArrivingWhenApplyingStopsIsDropped) {
     EXPECT_TRUE(in_.destination.empty()) << "nothing more of the peer lands";
 }
 
+TEST_F(TargetTest, ARequestOutsideALiveConnectionOrAfterThePeersDisconnectIsAProtocolError) {
+    live_ = false;
+    EXPECT_EQ(Request(wire::Opcode::kWrite, 0, 8).kind, Kind::kProtocolError);
+    live_ = true;
+    handshake_.PeerDisconnected();
+    EXPECT_EQ(Request(wire::Opcode::kWrite, 0, 8).kind, Kind::kProtocolError)
+        << "the peer said goodbye";
+    EXPECT_FALSE(acks_.Owed()) << "nothing applied";
+}
+
 TEST_F(TargetTest, ASendWithoutAPostedReceiveWaitsThenCompletesWhenOneIsPosted) {
     const char message[] = "hello, target";
     EXPECT_EQ(Request(wire::Opcode::kSend, 0, sizeof(message)).kind, Kind::kWaitForReceive);
@@ -200,7 +213,7 @@ TEST_F(TargetTest, ASendWithoutAPostedReceiveWaitsThenCompletesWhenOneIsPosted) 
     ASSERT_TRUE(waiter_->WaitResumed()) << "posting a receive resumes the waiting target";
     // As the connection's ResumeReceiving does: the header again.
     in_.phase = Phase::kHeader;
-    EXPECT_EQ(target_.OnRequest().kind, Kind::kReadPayload);
+    EXPECT_EQ(target_.OnRequest(/*live=*/true).kind, Kind::kReadPayload);
     EXPECT_TRUE(in_.into_receive);
     ASSERT_EQ(in_.Destination().size(), 1u);
     EXPECT_EQ(in_.Destination()[0].addr, into);
@@ -343,19 +356,11 @@ TEST_F(TargetTest, ARefusedRequestIsNakedAfterTheAckOfWhatWasAppliedBeforeIt) {
     ASSERT_EQ(verdict.kind, Kind::kReject);
     target_.Refuse(verdict.status);
 
-    int fds[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-    const UniqueFd ours(fds[0]);
-    const UniqueFd peer(fds[1]);
+    UniqueFd ours;
+    UniqueFd peer;
+    ASSERT_TRUE(testing::OpenSocketPair(&ours, &peer));
     ASSERT_EQ(out_.Flush(ours.Get()).status, OutboundQueue::FlushStatus::kDrained);
-    std::vector<wire::Header> sent;
-    uint8_t bytes[wire::kHeaderSize];
-    while (recv(peer.Get(), bytes, sizeof(bytes), MSG_DONTWAIT) ==
-           static_cast<ssize_t>(sizeof(bytes))) {
-        wire::Header header;
-        ASSERT_EQ(wire::ParseHeader(bytes, &header), wire::ParseError::kNone);
-        sent.push_back(header);
-    }
+    const std::vector<wire::Header> sent = testing::ReceivedHeaders(peer.Get());
     ASSERT_EQ(sent.size(), 2u);
     EXPECT_EQ(sent[0].opcode, wire::Opcode::kAck);
     EXPECT_EQ(sent[0].sequence, 1u) << "the flush applied before";
