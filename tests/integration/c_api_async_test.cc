@@ -113,6 +113,17 @@ class CApiAsyncTest : public ::testing::Test {
         rpma_client_completion one;
         EXPECT_EQ(rpma_client_poll(region, &one, 1), 0);
     }
+    // Records [0, kOps) as rpma_client_write_persist_async each, tagged
+    // Tag(i); *records keeps their bytes until they complete.
+    void SubmitRecords(std::vector<std::vector<std::byte>> *records) {
+        for (size_t i = 0; i < kOps; ++i)
+            records->push_back(Record(i));
+        for (size_t i = 0; i < kOps; ++i)
+            ASSERT_EQ(rpma_client_write_persist_async(region_, i * kRecord, (*records)[i].data(),
+                                                      kRecord, Tag(i)),
+                      RPMA_CLIENT_OK)
+                << rpma_client_last_error();
+    }
     // Records [0, count) on every replica, byte for byte.
     void ExpectRecordsOnEachReplica(size_t count) {
         std::vector<std::byte> in(count * kRecord);
@@ -139,13 +150,7 @@ std::string CApiAsyncTest::start_error_;
 TEST_F(CApiAsyncTest, WritePersistAsyncCompletesEachOnceInOrderThroughThePollFd) {
     OpenRegion();
     std::vector<std::vector<std::byte>> records;
-    for (size_t i = 0; i < kOps; ++i)
-        records.push_back(Record(i));
-    for (size_t i = 0; i < kOps; ++i)
-        ASSERT_EQ(rpma_client_write_persist_async(region_, i * kRecord, records[i].data(), kRecord,
-                                                  Tag(i)),
-                  RPMA_CLIENT_OK)
-            << rpma_client_last_error();
+    ASSERT_NO_FATAL_FAILURE(SubmitRecords(&records));
     const auto got = Await(region_, kOps);
     ASSERT_EQ(got.size(), kOps);
     for (size_t i = 0; i < kOps; ++i) {
@@ -176,13 +181,7 @@ TEST_F(CApiAsyncTest, WithoutGroupCommitEachPersistIsFlushedOnItsOwn) {
     };
     const std::vector<uint64_t> before = flushes();
     std::vector<std::vector<std::byte>> records;
-    for (size_t i = 0; i < kOps; ++i)
-        records.push_back(Record(i));
-    for (size_t i = 0; i < kOps; ++i)
-        ASSERT_EQ(rpma_client_write_persist_async(region_, i * kRecord, records[i].data(), kRecord,
-                                                  Tag(i)),
-                  RPMA_CLIENT_OK)
-            << rpma_client_last_error();
+    ASSERT_NO_FATAL_FAILURE(SubmitRecords(&records));
     const auto got = Await(region_, kOps);
     ASSERT_EQ(got.size(), kOps);
     const std::vector<uint64_t> after = flushes();
