@@ -98,6 +98,16 @@ Status Region::Impl::CopyExtent(size_t index, uint64_t offset, uint64_t length) 
         if (!at.ok())
             return fail(at.status());
         const size_t local = *at;
+        // Room on both send queues first: the writes posted at depth may
+        // have filled them, and a post past a full queue fails the replica.
+        if (Status s = Await(
+                op, Need::kOne, [](Replica &r) { return r.HasRoom(false); }, source);
+            !s.ok())
+            return fail(s);
+        if (Status s = Await(
+                op, Need::kOne, [](Replica &r) { return r.HasRoom(true, 2); }, index);
+            !s.ok())
+            return s;
         const uint64_t read_seq = ++seq_;
         if (Replica &r = *members_[source].replica;
             !r.PostRead(piece.offset, kStagingId, local, piece.length, read_seq))
