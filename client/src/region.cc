@@ -261,14 +261,6 @@ Result<size_t> Region::Impl::AcquireStaging(const Op &op, size_t length) {
     }
 }
 
-Region::Impl::Registered *Region::Impl::Lookup(const void *data, size_t length) {
-    const auto *p = static_cast<const std::byte *>(data);
-    for (Registered &r : registered_)
-        if (p >= r.bytes.data() && p + length <= r.bytes.data() + r.bytes.size())
-            return &r;
-    return nullptr;
-}
-
 Region::Impl::Registered *Region::Impl::SendsFrom(std::span<const std::byte> bytes) {
     Registered *r = Lookup(bytes.data(), bytes.size());
     if (r == nullptr || quorum_ >= members_.size())
@@ -563,11 +555,9 @@ Status Region::Impl::RegisterBuffer(std::span<std::byte> bytes) {
     if (bytes.empty())
         return Status(StatusCode::kInvalidArgument, "registering an empty buffer");
     std::lock_guard lock(mu_);
-    for (const Registered &r : registered_)
-        if (bytes.data() < r.bytes.data() + r.bytes.size() &&
-            r.bytes.data() < bytes.data() + bytes.size())
-            return Status(StatusCode::kAlreadyExists, "the buffer overlaps one registered already");
-    const size_t id = next_buffer_id_++;
+    if (registered_.Overlaps(bytes))
+        return Status(StatusCode::kAlreadyExists, "the buffer overlaps one registered already");
+    const size_t id = registered_.NewId();
     for (size_t i = 0; i < members_.size(); ++i)
         if (!Out(members_[i].state))
             if (Status s = members_[i].replica->Register(id, bytes); !s.ok()) {
@@ -576,26 +566,25 @@ Status Region::Impl::RegisterBuffer(std::span<std::byte> bytes) {
                         m.replica->Unregister(id);
                 return s.WithReplica(i, members_[i].address);
             }
-    registered_.push_back({bytes, id, 0});
+    registered_.Add(bytes, id);
     return Status();
 }
 
 Status Region::Impl::UnregisterBuffer(std::span<std::byte> bytes) {
     std::lock_guard lock(mu_);
-    for (auto it = registered_.begin(); it != registered_.end(); ++it) {
-        if (it->bytes.data() != bytes.data() || it->bytes.size() != bytes.size())
-            continue;
-        const uint64_t last = it->last_seq;
-        // Laggards may still read it: wait for them (or for their failure).
-        (void)Await(Op{Op::Kind::kUnregister}, Need::kAll,
-                    [last](Replica &r) { return r.Completed(last); });
-        for (Member &m : members_)
-            if (m.replica)
-                m.replica->Unregister(it->id);
-        registered_.erase(it);
-        return Status();
-    }
-    return Status(StatusCode::kNotFound, "the buffer was not registered");
+    const Registered *r = registered_.Exact(bytes);
+    if (r == nullptr)
+        return Status(StatusCode::kNotFound, "the buffer was not registered");
+    const uint64_t last = r->last_seq;
+    // Laggards may still read it: wait for them (or for their failure), the
+    // mutex held throughout.
+    (void)Await(Op{Op::Kind::kUnregister}, Need::kAll,
+                [last](Replica &replica) { return replica.Completed(last); });
+    for (Member &m : members_)
+        if (m.replica)
+            m.replica->Unregister(r->id);
+    registered_.Remove(r);
+    return Status();
 }
 
 // --- Region: the public face ------------------------------------------------

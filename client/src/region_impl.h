@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "ack_history.h"
+#include "buffer_table.h"
 #include "cluster_authority.h"
 #include "op.h"
 #include "plan.h"
@@ -100,11 +101,7 @@ class Region::Impl {
         std::string daemon_id;
         uint64_t stale_since = 0;
     };
-    struct Registered {
-        std::span<std::byte> bytes;
-        size_t id;
-        uint64_t last_seq = 0;
-    };
+    using Registered = BufferTable::Buffer;
     // Await's notion of done: the quorum (with records: every in-sync
     // member, at least the quorum; legacy: the quorum of live replicas),
     // every replica not failed, or one replica.
@@ -443,7 +440,7 @@ class Region::Impl {
     bool PostSole(const Op &op, size_t i, uint64_t offset, std::span<const std::byte> bytes,
                   uint64_t length, bool persist, uint64_t *last);
 
-    Registered *Lookup(const void *data, size_t length);
+    Registered *Lookup(const void *data, size_t length) { return registered_.Find(data, length); }
     // The registered buffer holding `bytes` when a write may send from it
     // directly, else nullptr (unregistered, or to be staged). Directly only
     // when the quorum is every replica not failed: without records, behind
@@ -542,8 +539,7 @@ class Region::Impl {
     StagingRing ring_;
     std::vector<Member> members_;
     uint64_t seq_ = 0;  // the last seq posted
-    std::vector<Registered> registered_;
-    size_t next_buffer_id_ = 1;
+    BufferTable registered_;
     // The last operations acknowledged by the quorum: a laggard that fails
     // is reported with those it had not confirmed. As many as a replica's
     // send queue holds work requests, so no laggard is behind on more.
