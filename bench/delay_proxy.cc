@@ -69,8 +69,8 @@ void Receive(Direction &d, uint64_t one_way_ns, Link &link) {
     static std::vector<char> buffer(256 << 10);
     const ssize_t n = recv(d.from, buffer.data(), buffer.size(), 0);
     if (n > 0) {
-        d.queue.push_back({MonotonicNs() + one_way_ns,
-                           std::vector<char>(buffer.begin(), buffer.begin() + n)});
+        d.queue.push_back(
+            {MonotonicNs() + one_way_ns, std::vector<char>(buffer.begin(), buffer.begin() + n)});
     } else if (n == 0) {
         d.from_closed = true;
     } else if (errno != EAGAIN && errno != EINTR) {
