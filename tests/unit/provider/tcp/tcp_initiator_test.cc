@@ -60,6 +60,14 @@ class InitiatorTest : public ::testing::Test {
     }
 
     Kind Ack(uint64_t sequence) { return initiator_.OnAck(sequence, kLive).kind; }
+    // The header of the peer's answer to READ `sequence`, `length` bytes.
+    static wire::Header ReadResponse(uint64_t sequence, uint32_t length) {
+        wire::Header response;
+        response.opcode = wire::Opcode::kReadResponse;
+        response.sequence = sequence;
+        response.length = length;
+        return response;
+    }
     Initiator::Verdict Nak(uint64_t sequence, uint32_t status = IBV_WC_REM_ACCESS_ERR) {
         wire::Header nak;
         nak.opcode = wire::Opcode::kNak;
@@ -158,10 +166,7 @@ TEST_F(InitiatorTest, AnAckNeverAnswersARead) {
     EXPECT_EQ(Ack(2), Kind::kProtocolError) << "an ACK for a READ whose data never came";
     // The write before it was completed on the way, the READ still waits.
     ASSERT_EQ(Completions().size(), 1u);
-    wire::Header response;
-    response.opcode = wire::Opcode::kReadResponse;
-    response.sequence = 2;
-    response.length = 64;
+    wire::Header response = ReadResponse(2, 64);
     SegmentList destination;
     EXPECT_EQ(initiator_.OnReadResponse(response, kLive, /*has_qp=*/true, &destination).kind,
               Kind::kReadPayload);
@@ -174,10 +179,7 @@ TEST_F(InitiatorTest, AnAckNeverAnswersARead) {
 
 TEST_F(InitiatorTest, AReadResponseThatDoesNotMatchItsReadIsRefused) {
     EXPECT_EQ(PostRead(1, 64), Initiator::Posted::kSent);
-    wire::Header response;
-    response.opcode = wire::Opcode::kReadResponse;
-    response.sequence = 1;
-    response.length = 32;
+    wire::Header response = ReadResponse(1, 32);
     SegmentList destination;
     EXPECT_EQ(initiator_.OnReadResponse(response, kLive, true, &destination).kind,
               Kind::kProtocolError);
@@ -196,10 +198,7 @@ TEST_F(InitiatorTest, ALateReadResponseIsDroppedSafely) {
     ASSERT_EQ(done.size(), 1u);
     EXPECT_EQ(done[0].status, IBV_WC_WR_FLUSH_ERR);
     // ...and its response, arriving after, completes nothing twice.
-    wire::Header response;
-    response.opcode = wire::Opcode::kReadResponse;
-    response.sequence = 1;
-    response.length = 64;
+    wire::Header response = ReadResponse(1, 64);
     SegmentList destination;
     EXPECT_EQ(initiator_.OnReadResponse(response, kLive, true, &destination).kind,
               Kind::kProtocolError);
@@ -210,10 +209,7 @@ TEST_F(InitiatorTest, ALateReadResponseIsDroppedSafely) {
 TEST_F(InitiatorTest, AReadResponseAfterTheQpWentIsDropped) {
     EXPECT_EQ(PostRead(1, 64), Initiator::Posted::kSent);
     initiator_.Detach();
-    wire::Header response;
-    response.opcode = wire::Opcode::kReadResponse;
-    response.sequence = 1;
-    response.length = 64;
+    wire::Header response = ReadResponse(1, 64);
     SegmentList destination;
     EXPECT_EQ(initiator_.OnReadResponse(response, kLive, /*has_qp=*/false, &destination).kind,
               Kind::kDropPayload);
@@ -294,10 +290,7 @@ TEST_F(InitiatorTest, AnswersOutsideALiveConnectionAreProtocolErrorsAndCompleteN
     nak.opcode = wire::Opcode::kNak;
     nak.sequence = 1;
     EXPECT_EQ(initiator_.OnNak(nak, /*live=*/false).kind, Kind::kProtocolError);
-    wire::Header response;
-    response.opcode = wire::Opcode::kReadResponse;
-    response.sequence = 2;
-    response.length = 64;
+    wire::Header response = ReadResponse(2, 64);
     SegmentList destination;
     const Initiator::Verdict verdict =
         initiator_.OnReadResponse(response, /*live=*/false, /*has_qp=*/true, &destination);
@@ -334,10 +327,7 @@ TEST_F(InitiatorTest, AnAckOutOfOrderWithAReadAheadCompletesNothingBehindTheRead
     // response is a protocol error, and the write is not completed early.
     EXPECT_EQ(Ack(2), Kind::kProtocolError);
     EXPECT_TRUE(Completions().empty());
-    wire::Header response;
-    response.opcode = wire::Opcode::kReadResponse;
-    response.sequence = 1;
-    response.length = 64;
+    wire::Header response = ReadResponse(1, 64);
     SegmentList destination;
     ASSERT_EQ(initiator_.OnReadResponse(response, kLive, true, &destination).kind,
               Kind::kReadPayload);
