@@ -92,9 +92,7 @@ inline Span Covering(const std::vector<Span> &ranges) {
 // line written back each, a page looked at each), so a covering range over
 // scattered writes would cost more than the flushes it saves.
 inline bool JoinsGroup(Span covering, uint64_t bytes, Span next, uint64_t slack) {
-    const uint64_t begin = std::min(covering.offset, next.offset);
-    const uint64_t end = std::max(covering.offset + covering.length, next.offset + next.length);
-    return end - begin <= bytes + next.length + slack;
+    return Covering({covering, next}).length <= bytes + next.length + slack;
 }
 
 enum class Verdict { kDone, kWaiting, kLost };

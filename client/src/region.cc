@@ -262,7 +262,7 @@ Result<size_t> Region::Impl::AcquireStaging(const Op &op, size_t length) {
 }
 
 Region::Impl::Registered *Region::Impl::SendsFrom(std::span<const std::byte> bytes) {
-    Registered *r = Lookup(bytes.data(), bytes.size());
+    Registered *r = registered_.Find(bytes.data(), bytes.size());
     if (r == nullptr || quorum_ >= members_.size())
         return r;
     size_t posted_to = 0;
@@ -343,7 +343,7 @@ bool Region::Impl::PostSole(const Op &op, size_t i, uint64_t offset,
     if (!replica.HasRoom(persist, bytes.empty() ? 1 : 1 + persist))
         return false;
     if (!bytes.empty()) {
-        Registered *registered = Lookup(bytes.data(), bytes.size());
+        Registered *registered = registered_.Find(bytes.data(), bytes.size());
         size_t buffer = kStagingId, local = 0;
         if (registered != nullptr && bytes.size() > kMaxPostBytes)
             return false;  // in pieces, by the general path

@@ -30,10 +30,8 @@ void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes,
         std::shared_ptr<Group> group =
             persist && !bytes.empty() ? Defer(offset, bytes.size()) : nullptr;
         p.status = PostWriteOp(p.op, offset, bytes, persist && group == nullptr, &p.posted);
-        if (group != nullptr) {
-            p.posted.group = std::move(group);
-            p.posted.persisted = true;
-        }
+        if (group != nullptr)
+            p.posted.Join(std::move(group));
     }
     Enqueue(std::move(p));
 }
@@ -47,8 +45,7 @@ void Region::Impl::PersistAsync(uint64_t offset, uint64_t length, Completion don
     if ((p.status = Admit(p.op, true, false)).ok()) {
         p.finish = true;
         if (std::shared_ptr<Group> group = length > 0 ? Defer(offset, length) : nullptr) {
-            p.posted.group = std::move(group);
-            p.posted.persisted = true;
+            p.posted.Join(std::move(group));
             p.posted.acknowledge = Sole() == members_.size();
         } else {
             p.status = PostPersistOp(p.op, offset, length, &p.posted);

@@ -212,6 +212,11 @@ class Region::Impl {
         size_t staged = SIZE_MAX;
         std::span<std::byte> out;
 
+        // Completes when the group's persist does (group commit).
+        void Join(std::shared_ptr<Group> g) {
+            group = std::move(g);
+            persisted = true;
+        }
         static Posted ByQuorum(uint64_t seq, bool persisted, bool acknowledge) {
             Posted p;
             p.seq = seq;
@@ -440,7 +445,6 @@ class Region::Impl {
     bool PostSole(const Op &op, size_t i, uint64_t offset, std::span<const std::byte> bytes,
                   uint64_t length, bool persist, uint64_t *last);
 
-    Registered *Lookup(const void *data, size_t length) { return registered_.Find(data, length); }
     // The registered buffer holding `bytes` when a write may send from it
     // directly, else nullptr (unregistered, or to be staged). Directly only
     // when the quorum is every replica not failed: without records, behind

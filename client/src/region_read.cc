@@ -52,7 +52,7 @@ Status Region::Impl::PostReadPiece(const Op &op, uint64_t offset, std::span<std:
         return s;
     Replica &replica = *members_[index].replica;
     size_t buffer = kStagingId, local = 0, staged = SIZE_MAX;
-    if (const Registered *r = Lookup(out.data(), out.size())) {
+    if (const Registered *r = registered_.Find(out.data(), out.size())) {
         buffer = r->id;
         local = static_cast<size_t>(out.data() - r->bytes.data());
         *taken = std::min(out.size(), kMaxPostBytes);
