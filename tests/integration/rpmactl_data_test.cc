@@ -72,9 +72,7 @@ TEST_F(RpmactlTest, PutReplicatesAFileGetReadsItBackFromEachAndVerifyFindsCorrup
     // Three and a bit chunks, so that the last one is partial.
     const auto bytes = Pattern((3 << 20) + 12345, 3);
     const std::string file = home_ + "/input";
-    std::ofstream(file, std::ios::binary)
-        .write(reinterpret_cast<const char *>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
+    WriteFile(file, bytes);
 
     Outcome put = Run(Concat(servers, {"--json", "put", file, "replicated", "--size", "4MiB"}));
     ASSERT_EQ(put.code(), 0) << put.described;
@@ -208,9 +206,7 @@ TEST_F(RpmactlTest, DataCommandsPassTheClientTokenAndWithoutItSayHowToGiveIt) {
     const auto servers = Servers({rpmad.get()});
     const auto bytes = Pattern(10000, 7);
     const std::string file = home_ + "/input";
-    std::ofstream(file, std::ios::binary)
-        .write(reinterpret_cast<const char *>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
+    WriteFile(file, bytes);
 
     Outcome put = Run(Concat(servers, {"--admin-token-file", token_file_, "--client-token-file",
                                        client_token, "put", file, "r", "--size", "1MiB"}));
@@ -243,9 +239,7 @@ TEST_F(RpmactlTest, PutWithAQuorumReportsADeadReplicaAndStillReplicates) {
 
     const auto bytes = Pattern(100000, 9);
     const std::string file = home_ + "/input";
-    std::ofstream(file, std::ios::binary)
-        .write(reinterpret_cast<const char *>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
+    WriteFile(file, bytes);
     Outcome put = Run(Concat(servers, {"--json", "put", file, "q", "--quorum", "2"}));
     EXPECT_EQ(put.code(), 1) << put.described;
     const Json report = put.json();

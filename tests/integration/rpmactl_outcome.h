@@ -5,14 +5,23 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tests/integration/process.h"
 
 namespace rpma::testing {
 
 using Json = nlohmann::json;
+
+// A file for rpmactl to read (put's input).
+inline void WriteFile(const std::string &path, const std::vector<std::byte> &bytes) {
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char *>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+}
 
 struct Outcome {
     ExitStatus status;

@@ -40,12 +40,6 @@ std::vector<std::byte> RandomBytes(size_t size, uint32_t seed) {
     return bytes;
 }
 
-void WriteFile(const std::string &path, const std::vector<std::byte> &bytes) {
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char *>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-}
-
 std::vector<std::byte> ReadFile(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
