@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -248,7 +249,7 @@ Status Region::Impl::Unresponsive(Replica &r) {
         return r.failure();
     return Status(StatusCode::kDeadlineExceeded,
                   "no completion within " + std::to_string(options_.operation_timeout.count()) +
-                      " ms (the daemon hangs or the network is cut)");
+                      " ms (the daemon hangs or the network is cut; " + r.Backlog() + ")");
 }
 
 Result<size_t> Region::Impl::AcquireStaging(const Op &op, size_t length) {
@@ -420,6 +421,8 @@ Status Region::Impl::AwaitPosted(const Op &op, const Posted &posted) {
         PostGroup();  // the oldest operation outstanding waits for it
     if (posted.group != nullptr && !posted.group->status.ok())
         return posted.group->status;
+    // A group's persist comes after its members' writes (PersistOrJoin).
+    assert(posted.group == nullptr || posted.group->seq > posted.seq);
     const uint64_t seq = posted.group != nullptr ? posted.group->seq : posted.seq;
     if (seq == 0)
         return Status();

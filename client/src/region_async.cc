@@ -26,12 +26,14 @@ void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes,
     if ((p.status = Admit(p.op, true, false)).ok()) {
         p.finish = p.pin = true;
         // Deferred: the write alone, signaled (its staging extent and send
-        // queue entries must not wait for the group's persist).
-        std::shared_ptr<Group> group =
-            persist && !bytes.empty() ? Defer(offset, bytes.size()) : nullptr;
-        p.status = PostWriteOp(p.op, offset, bytes, persist && group == nullptr, &p.posted);
-        if (group != nullptr)
-            p.posted.Join(std::move(group));
+        // queue entries must not wait for the group's persist), and only
+        // then the group joined. Posting the write may wait for room, mu_
+        // released, while the progress thread posts the forming group: a
+        // group joined before would be persisted ahead of the write.
+        const bool deferred = persist && Defers(offset, bytes.size());
+        p.status = PostWriteOp(p.op, offset, bytes, persist && !deferred, &p.posted);
+        if (deferred && p.status.ok())
+            p.status = PersistOrJoin(p.op, offset, bytes.size(), &p.posted);
     }
     Enqueue(std::move(p));
 }
@@ -44,12 +46,7 @@ void Region::Impl::PersistAsync(uint64_t offset, uint64_t length, Completion don
     AwaitInFlightRoom(lock);
     if ((p.status = Admit(p.op, true, false)).ok()) {
         p.finish = true;
-        if (std::shared_ptr<Group> group = length > 0 ? Defer(offset, length) : nullptr) {
-            p.posted.Join(std::move(group));
-            p.posted.acknowledge = Sole() == members_.size();
-        } else {
-            p.status = PostPersistOp(p.op, offset, length, &p.posted);
-        }
+        p.status = PersistOrJoin(p.op, offset, length, &p.posted);
     }
     Enqueue(std::move(p));
 }
@@ -113,25 +110,37 @@ void Region::Impl::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t i
     Enqueue(std::move(p));
 }
 
-std::shared_ptr<Region::Impl::Group> Region::Impl::Defer(uint64_t offset, uint64_t length) {
-    if (!options_.group_commit)
-        return nullptr;
-    const Span next{offset, length};
-    if (forming_ != nullptr) {
+bool Region::Impl::Defers(uint64_t offset, uint64_t length) {
+    if (!options_.group_commit || length == 0)
+        return false;
+    if (forming_ != nullptr)
         // Too far from the others: posted now, on its own (the group stays
         // for the progress thread, which alone posts groups).
-        if (!JoinsGroup(forming_->covering, forming_->bytes, next, kGroupSlack))
-            return nullptr;
-        forming_->covering = Covering({forming_->covering, next});
+        return JoinsGroup(forming_->covering, forming_->bytes, {offset, length}, kGroupSlack);
+    // Whether the pipeline is full: with room, no wait for a group.
+    return PersistsInFlight() >= kGroupPersistsInFlight;
+}
+
+Status Region::Impl::PersistOrJoin(const Op &op, uint64_t offset, uint64_t length, Posted *posted) {
+    if (Defers(offset, length)) {
+        if (forming_ == nullptr) {
+            forming_ = std::make_shared<Group>();
+            forming_->covering = {offset, length};
+        } else {
+            forming_->covering = Covering({forming_->covering, {offset, length}});
+        }
         forming_->bytes += length;
-        return forming_;
+        posted->Join(forming_);
+        posted->acknowledge |= Sole() == members_.size();
+        return Status();
     }
-    if (PersistsInFlight() < kGroupPersistsInFlight)
-        return nullptr;  // the pipeline has room: no wait for a group
-    forming_ = std::make_shared<Group>();
-    forming_->covering = next;
-    forming_->bytes = length;
-    return forming_;
+    Posted persist;
+    if (Status s = PostPersistOp(op, offset, length, &persist); !s.ok())
+        return s;
+    posted->seq = persist.seq;
+    posted->persisted = true;
+    posted->acknowledge |= persist.acknowledge;
+    return Status();
 }
 
 void Region::Impl::PostGroup() {

@@ -473,9 +473,13 @@ class Region::Impl {
         bool pin = false;
         Completion done;
     };
-    // Group commit, mu_ held: whether a persist of (offset, length) is
-    // left to the forming group (which it then joins), rather than posted.
-    std::shared_ptr<Group> Defer(uint64_t offset, uint64_t length);
+    // Group commit, mu_ held: whether a persist of (offset, length) would
+    // be left to the forming group now, rather than posted.
+    bool Defers(uint64_t offset, uint64_t length);
+    // Makes [offset, offset + length) durable for the operation `posted`
+    // describes, whose writes (if any) are posted: it joins the forming
+    // group when Defers says so, else a persist is posted.
+    Status PersistOrJoin(const Op &op, uint64_t offset, uint64_t length, Posted *posted);
     // Posts the forming group's covering persist (the progress thread).
     void PostGroup();
     // Persists posted and not yet done on every replica (group commit's

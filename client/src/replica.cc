@@ -288,6 +288,15 @@ bool Replica::PostRead(uint64_t remote_offset, size_t buffer, size_t local_offse
     return true;
 }
 
+std::string Replica::Backlog() const {
+    std::string backlog = std::to_string(posted_ - finished_) + " work requests outstanding";
+    if (gpspm_)
+        backlog += ", " + std::to_string(flushes_posted_ - flushes_answered_) +
+                   " flush requests unanswered";
+    return backlog + ", completed up to seq " + std::to_string(completed_) + " of " +
+           std::to_string(last_posted_) + " posted";
+}
+
 bool Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
     if (failed())
         return false;

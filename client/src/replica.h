@@ -122,6 +122,10 @@ class Replica {
     // What AwaitEvent returned: collects what completed when an event came
     // (*fired), records an error as the failure.
     bool TakeEvent(int waited, bool *fired);
+    // What is outstanding here, for a message about a replica that went
+    // silent: "N work requests outstanding, F flush requests unanswered,
+    // completed up to seq C of P posted".
+    std::string Backlog() const;
     // Nothing posted here is still to complete or to be confirmed durable.
     bool Idle() const { return completed_ >= last_posted_ && flushes_answered_ == flushes_posted_; }
     // Waits up to `timeout` for the completion queue's next event, then

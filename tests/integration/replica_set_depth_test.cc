@@ -147,10 +147,11 @@ TEST_F(ReplicaSetDepthTest, FourThreadsSixtyFourOutstandingThroughAKillARepairAn
         ASSERT_NE(data.port(), 0);
         constexpr size_t kThreads = 4, kDepth = 64, kStride = 4000;
         // Long enough that a healthy rpmad is never taken for a hung one on
-        // a loaded machine (tests run in parallel, sanitizers): the cut is
-        // then noticed 5 s on.
+        // a loaded machine (tests run in parallel, sanitizers). The cut is
+        // noticed sooner, by the tcp provider (its connection to a silent
+        // peer ends after RPMA_TCP_TIMEOUT_MS, 4 s).
         auto region = OpenWith(1, kThreads * kDepth, {"", data.address(), ""},
-                               std::chrono::milliseconds(5000));
+                               std::chrono::milliseconds(10000));
         ASSERT_NE(region, nullptr);
 
         std::mutex mu;
