@@ -11,9 +11,18 @@
 //   more than the flushes it saves);
 // - one of three replicas killed while a group forms: the group's
 //   operations complete on the two left, and every acknowledged one is
-//   on both.
+//   on both;
+// - a write that waits for send-queue room while a group could be posted
+//   joins a group only once it is posted itself (a group's persist posted
+//   before a member's write would not cover it).
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/replica_set_fixture.h"
@@ -142,6 +151,66 @@ TEST_F(GroupCommitTest, AReplicaKilledWhileAGroupFormsLosesNothingAcknowledged) 
     EXPECT_EQ(replicas[2].state, client::ReplicaState::kLive);
     ExpectRecords(*region, 0, kRecord, 31);
     ExpectRecords(*region, 2, kRecord, 31);
+}
+
+// Whether thread `tid` of this process is blocked in a system call
+// (/proc/self/task/<tid>/syscall says "running" while it runs).
+bool Blocked(pid_t tid) {
+    std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
+    std::string first;
+    return in >> first && first != "running";
+}
+
+TEST_F(GroupCommitTest, AWriteWaitingForRoomIsPostedBeforeTheGroupItJoins) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(1));
+    OpenOptions options;
+    options.quorum = 1;
+    options.max_in_flight = 256;
+    auto opened = Open(options, Set());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    Region &region = **opened;
+    // The send queue holds client::Replica's 128 work requests less one:
+    // four write + persist pairs (so that the next persist is deferred) and
+    // plain writes 1 MiB on.
+    constexpr size_t kPersists = 4, kWrites = 119;
+    std::vector<std::future<client::Status>> done;
+    std::atomic<pid_t> tid{0};
+    std::thread late;
+    {
+        Stopped stopped(daemons_[0]->process().pid());
+        ASSERT_TRUE(stopped.stopped());
+        for (size_t i = 0; i < kPersists; ++i)
+            done.push_back(region.WritePersistAsync(i * kRecord, RecordBytes(i)));
+        for (size_t i = 0; i < kWrites; ++i)
+            done.push_back(
+                region.WriteAsync(kExtent + i * kRecord, RecordBytes(kPersists + 1 + i)));
+        // The next neighbour's write finds no room and waits, the Region's
+        // mutex released, until the daemon answers; its persist is one the
+        // group would take.
+        std::promise<std::future<client::Status>> submitted;
+        auto late_done = submitted.get_future();
+        late = std::thread([&] {
+            tid = static_cast<pid_t>(syscall(SYS_gettid));
+            submitted.set_value(
+                region.WritePersistAsync(kPersists * kRecord, RecordBytes(kPersists)));
+        });
+        while (tid.load() == 0 || !Blocked(tid.load()))
+            std::this_thread::yield();
+        // Resumed here: the progress thread collects the answers and may
+        // post the forming group before the waiting write gets the mutex.
+        stopped.Resume();
+        done.push_back(late_done.get());
+    }
+    late.join();
+    for (auto &f : done) {
+        const client::Status s = f.get();
+        EXPECT_TRUE(s.ok()) << s.ToString();
+    }
+    for (size_t i = 0; i <= kPersists; ++i) {
+        std::vector<std::byte> in(kRecord);
+        ASSERT_TRUE(region.Read(i * kRecord, in, 0).ok());
+        EXPECT_TRUE(in == RecordBytes(i)) << "record " << i;
+    }
 }
 
 }  // namespace
