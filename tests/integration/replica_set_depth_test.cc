@@ -147,11 +147,12 @@ TEST_F(ReplicaSetDepthTest, FourThreadsSixtyFourOutstandingThroughAKillARepairAn
         ASSERT_NE(data.port(), 0);
         constexpr size_t kThreads = 4, kDepth = 64, kStride = 4000;
         // Long enough that a healthy rpmad is not taken for a hung one: on a
-        // loaded machine, and while the stall this case found is open (after
-        // the cut replica is marked failed, the two left sometimes complete
-        // nothing for seconds until a poll or the provider's look at the
-        // peer; at 1.5 s this case fails 3 runs in 10). Not the fixture's
-        // 10 s, which it shortens to 1.5 s.
+        // loaded machine, and while the stall this case found is open. After
+        // the cut replica is marked failed, the two left sometimes answer
+        // nothing for over a second: at a 1.5 s timeout this case failed 10
+        // runs in 33 with TEST_TMPDIR on the disk (2 in 10 with only the
+        // pools on a tmpfs), none in 20 with TEST_TMPDIR on /dev/shm. Not
+        // the fixture's 10 s, which it shortens to 1.5 s.
         auto region = OpenWith(1, kThreads * kDepth, {"", data.address(), ""},
                                std::chrono::milliseconds(9000));
         ASSERT_NE(region, nullptr);
