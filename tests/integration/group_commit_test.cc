@@ -15,17 +15,14 @@
 // - a write that waits for send-queue room while a group could be posted
 //   joins a group only once it is posted itself (a group's persist posted
 //   before a member's write would not cover it).
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <atomic>
-#include <fstream>
 #include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tests/integration/replica_set_fixture.h"
+#include "tests/support/thread_state.h"
 
 namespace rpma::testing {
 namespace {
@@ -153,14 +150,6 @@ TEST_F(GroupCommitTest, AReplicaKilledWhileAGroupFormsLosesNothingAcknowledged) 
     ExpectRecords(*region, 2, kRecord, 31);
 }
 
-// Whether thread `tid` of this process is blocked in a system call
-// (/proc/self/task/<tid>/syscall says "running" while it runs).
-bool Blocked(pid_t tid) {
-    std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
-    std::string first;
-    return in >> first && first != "running";
-}
-
 TEST_F(GroupCommitTest, AWriteWaitingForRoomIsPostedBeforeTheGroupItJoins) {
     ASSERT_NO_FATAL_FAILURE(StartDaemons(1));
     OpenOptions options;
@@ -190,11 +179,11 @@ TEST_F(GroupCommitTest, AWriteWaitingForRoomIsPostedBeforeTheGroupItJoins) {
         std::promise<std::future<client::Status>> submitted;
         auto late_done = submitted.get_future();
         late = std::thread([&] {
-            tid = static_cast<pid_t>(syscall(SYS_gettid));
+            tid = ThreadId();
             submitted.set_value(
                 region.WritePersistAsync(kPersists * kRecord, RecordBytes(kPersists)));
         });
-        while (tid.load() == 0 || !Blocked(tid.load()))
+        while (tid.load() == 0 || BlockedIn(tid.load()) < 0)
             std::this_thread::yield();
         // Resumed here: the progress thread collects the answers and may
         // post the forming group before the waiting write gets the mutex.

@@ -7,32 +7,22 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <fstream>
 #include <string>
 #include <thread>
 
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
+#include "tests/support/thread_state.h"
 #include "tests/unit/provider/tcp/tcp_test_support.h"
 
 namespace rpma::provider::tcp::testing {
 namespace {
-
-// The system call a thread of this process is blocked in, or -1 while it
-// runs (/proc/self/task/<tid>/syscall).
-long BlockedIn(pid_t tid) {
-    std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/syscall");
-    std::string first;
-    if (!(in >> first) || first == "running")
-        return -1;
-    return std::stol(first);
-}
 
 // Until thread `tid` blocks in one of the waits of an inline wait: the
 // direct read of its only connection, or the epoll set after that read
 // timed out.
 void UntilWaitingInline(pid_t tid) {
     for (;;) {
-        const long call = BlockedIn(tid);
+        const long call = rpma::testing::BlockedIn(tid);
         if (call == SYS_recvfrom || call == SYS_epoll_wait || call == SYS_epoll_pwait)
             return;
         std::this_thread::yield();
@@ -75,7 +65,7 @@ TEST_F(TcpChannelOrder, CqFiredByAnotherThreadDuringAnInlineWaitComesFirst) {
     provider::CompletionQueue *first = nullptr;
     provider::CompletionQueue *second = nullptr;
     std::thread waiter([&] {
-        waiter_tid = static_cast<pid_t>(syscall(SYS_gettid));
+        waiter_tid = rpma::testing::ThreadId();
         if (channel.GetAckedEvent(&first) != 0)
             return;
         channel.GetAckedEvent(&second);
