@@ -243,6 +243,19 @@ Status Region::Impl::AwaitStaging(const Op &op) {
     return AwaitReleasing(op, Need::kAll, [used_by](Replica &r) { return r.Completed(used_by); });
 }
 
+std::chrono::nanoseconds Region::Impl::JudgeSilent(const Op &op, std::chrono::nanoseconds now) {
+    std::chrono::nanoseconds next = now + options_.operation_timeout;
+    for (size_t i : waiting_) {
+        Replica &r = *members_[i].replica;
+        const std::chrono::nanoseconds due = r.silent_since() + options_.operation_timeout;
+        if (due <= now)
+            MarkFailed(i, Unresponsive(r), op);
+        else
+            next = std::min(next, due);
+    }
+    return next;
+}
+
 Status Region::Impl::Unresponsive(Replica &r) {
     // A connection that ended says more than the silence.
     if (!r.CheckConnection())

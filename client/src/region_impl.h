@@ -7,7 +7,6 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <array>
@@ -28,6 +27,7 @@
 #include "ack_history.h"
 #include "buffer_table.h"
 #include "cluster_authority.h"
+#include "coarse_clock.h"
 #include "op.h"
 #include "plan.h"
 #include "replica.h"
@@ -63,16 +63,6 @@ constexpr std::chrono::milliseconds kInlineSlice{1};
 // through it until its deadline; nor may a thread that closes a replica
 // wait long for the poller's inline wait on it.
 constexpr std::chrono::milliseconds kPollSlice{10};
-
-// operation_timeout's clock: CLOCK_MONOTONIC_COARSE, which the vDSO reads
-// without the TSC, several times cheaper than steady_clock in a VM (BENCH.md),
-// on every operation that waits; its tick, a few milliseconds, is far below
-// any sensible operation_timeout.
-inline std::chrono::nanoseconds CoarseNow() {
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-    return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
-}
 
 // A replica the operations leave out: failed while open, or stale since the
 // open (no session).
@@ -401,6 +391,13 @@ class Region::Impl {
     // Why replica `r` did not complete within operation_timeout: its
     // connection's end when it ended, else the silence.
     Status Unresponsive(Replica &r);
+    // An operation's deadline passed at `now`: marks failed each replica it
+    // still waits for (waiting_) that has been silent for operation_timeout
+    // (Replica::silent_since), and returns when the next of the others will
+    // have been. Their silence may have begun later than the operation's
+    // wait: it waited behind another replica (one cut, since marked failed)
+    // while they answered everything else.
+    std::chrono::nanoseconds JudgeSilent(const Op &op, std::chrono::nanoseconds now);
     // Data path (AwaitReleasing): room for `requests` work requests (and a
     // persist's flush) on every replica not failed.
     Status EnsureRoom(const Op &op, bool persist, size_t requests = 1);
@@ -626,7 +623,7 @@ Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t onl
     if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
         return finish(outcome);
     std::chrono::nanoseconds now = CoarseNow();
-    const std::chrono::nanoseconds deadline = now + options_.operation_timeout;
+    std::chrono::nanoseconds deadline = now + options_.operation_timeout;
     ProgressAll(op);
     // One clock read per wait: a wait that ends the operation needs no other.
     for (bool first = true;; first = false) {
@@ -635,8 +632,7 @@ Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t onl
         if (!first)
             now = CoarseNow();
         if (now >= deadline) {
-            for (size_t i : waiting_)
-                MarkFailed(i, Unresponsive(*members_[i].replica), op);
+            deadline = JudgeSilent(op, now);
             continue;
         }
         WaitForAny(op, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
@@ -667,8 +663,8 @@ Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done, s
                         MarkFailed(i, members_[i].replica->failure(), op);
                 continue;
             }
-            for (size_t i : waiting_)
-                MarkFailed(i, Unresponsive(*members_[i].replica), op);
+            collected = false;
+            deadline = JudgeSilent(op, now);
             continue;
         }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);

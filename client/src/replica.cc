@@ -250,6 +250,8 @@ bool Replica::Fail(Status status) {
 }
 
 void Replica::Posted(uint64_t seq, bool signaled) {
+    if (Idle())
+        silent_since_ = CoarseNow();
     ++posted_;
     last_posted_ = seq;
     if (!signaled) {
@@ -293,8 +295,15 @@ std::string Replica::Backlog() const {
     if (gpspm_)
         backlog += ", " + std::to_string(flushes_posted_ - flushes_answered_) +
                    " flush requests unanswered";
-    return backlog + ", completed up to seq " + std::to_string(completed_) + " of " +
-           std::to_string(last_posted_) + " posted";
+    backlog += ", completed up to seq " + std::to_string(completed_) + " of " +
+               std::to_string(last_posted_) + " posted";
+    if (!Idle())
+        backlog += ", silent for " +
+                   std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      CoarseNow() - silent_since_)
+                                      .count()) +
+                   " ms";
+    return backlog;
 }
 
 bool Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
@@ -451,6 +460,8 @@ bool Replica::Collect(bool *took) {
                                        rpma::detail::Failure(polled, "rpma_cq_get_wc")));
         if (took != nullptr)
             *took = *took || n > 0;
+        if (n > 0)
+            silent_since_ = CoarseNow();
         for (int i = 0; i < n; ++i)
             if (!OnCompletion(wc[i]))
                 return false;

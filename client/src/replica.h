@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "coarse_clock.h"
 #include "proto/rpmad/v1/data_plane_wire.h"
 #include "rpma/client/control_plane.h"
 #include "rpma/client/status.h"
@@ -124,10 +125,15 @@ class Replica {
     bool TakeEvent(int waited, bool *fired);
     // What is outstanding here, for a message about a replica that went
     // silent: "N work requests outstanding, F flush requests unanswered,
-    // completed up to seq C of P posted".
+    // completed up to seq C of P posted, silent for S ms".
     std::string Backlog() const;
     // Nothing posted here is still to complete or to be confirmed durable.
     bool Idle() const { return completed_ >= last_posted_ && flushes_answered_ == flushes_posted_; }
+    // Since when (CoarseNow) this replica has owed an answer without giving
+    // any: its last completion, or the post that found it idle. What
+    // operation_timeout is measured against, per replica: an operation
+    // that waited behind another replica must not blame this one for it.
+    std::chrono::nanoseconds silent_since() const { return silent_since_; }
     // Waits up to `timeout` for the completion queue's next event, then
     // collects what completed. *fired: an event came (false: the time was
     // up first). A connection that ends fails its work requests, so a wait
@@ -196,6 +202,7 @@ class Replica {
     uint64_t completed_ = 0;
     uint64_t last_posted_ = 0;
     uint64_t persisted_ = 0;
+    std::chrono::nanoseconds silent_since_{0};
     Status failure_;  // ok while the replica works
     // The completion side: the queue's wait, its polling, Close.
     std::mutex cq_mu_;

@@ -3,8 +3,9 @@
 // what the open connections carry is dropped from then on and their sockets
 // held open, unread, as a network that stopped delivering looks to both ends
 // (no FIN, no RST). Heal(): the cut connections end (both sides see it) and
-// new ones are forwarded again. Bounded: every thread ends when the proxy
-// is destroyed.
+// new ones are forwarded again. Hold(): what the connections carry waits in
+// the proxy, nothing lost, until Release() (a network that stalls).
+// Bounded: every thread ends when the proxy is destroyed.
 #ifndef RPMA_TESTS_INTEGRATION_CUT_PROXY_H
 #define RPMA_TESTS_INTEGRATION_CUT_PROXY_H
 
@@ -66,6 +67,17 @@ class CutProxy {
         cut_ = true;
         cut_fds_ = fds_;
     }
+    void Hold() {
+        std::lock_guard lock(mu_);
+        held_ = true;
+    }
+    void Release() {
+        {
+            std::lock_guard lock(mu_);
+            held_ = false;
+        }
+        cv_.notify_all();
+    }
     void Heal() {
         std::lock_guard lock(mu_);
         for (int fd : cut_fds_)
@@ -111,6 +123,10 @@ class CutProxy {
             const ssize_t n = read(from, buffer, sizeof(buffer));
             if (n <= 0 || CutFor(epoch))
                 break;  // ended, or dropped
+            {
+                std::unique_lock lock(mu_);
+                cv_.wait(lock, [&] { return !held_ || stopping_; });
+            }
             for (ssize_t done = 0; done < n;) {
                 const ssize_t w =
                     send(to, buffer + done, static_cast<size_t>(n - done), MSG_NOSIGNAL);
@@ -138,6 +154,7 @@ class CutProxy {
     std::condition_variable cv_;
     bool stopping_ = false;
     bool cut_ = false;
+    bool held_ = false;
     uint64_t epoch_ = 0;
     std::vector<int> fds_;
     std::vector<int> cut_fds_;

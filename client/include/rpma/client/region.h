@@ -71,15 +71,17 @@ struct OpenOptions {
     // marked failed and recorded stale first); without records (older
     // daemons) the quorum's confirmations are enough.
     size_t quorum = 0;
-    // How long a replica may take to confirm an operation (and to connect)
-    // before it is marked failed. It bounds how long a hung daemon or a cut
-    // network goes unnoticed: within operation_timeout of the first
-    // operation that must wait for the replica (with records or a quorum
-    // of all, the next one; without records and with a smaller quorum, at
-    // the latest the staged write that needs the replica's oldest
-    // unconfirmed extent of the 8 MiB ring back, or the operation that
-    // finds its queue of 128 work requests full). Short
-    // values suit a LAN (1-2 s); the operations waiting meanwhile stall.
+    // How long a replica may owe an answer without giving any (and take to
+    // connect) before it is marked failed: its own silence, not how long an
+    // operation waited (perhaps behind another replica). It bounds how long
+    // a hung daemon or a cut network goes unnoticed: within
+    // operation_timeout of the first operation that must wait for the
+    // replica (with records or a quorum of all, the next one; without
+    // records and with a smaller quorum, at the latest the staged write
+    // that needs the replica's oldest unconfirmed extent of the 8 MiB ring
+    // back, or the operation that finds its queue of 128 work requests
+    // full). Short values suit a LAN (1-2 s); the operations waiting
+    // meanwhile stall.
     std::chrono::milliseconds operation_timeout{10000};
     // Called when a replica is marked failed, with the replica (index,
     // address), the error and the operation in the message. Runs on the
