@@ -86,9 +86,14 @@ std::string NotInSync(const rpma::client::ReplicaInfo &replica) {
         case rpma::client::ReplicaState::kFailed:
             return "failed";
         default:
-            return replica.stale_since > 0 ? "is stale (missed writes since generation " +
-                                                 std::to_string(replica.stale_since) + ")"
-                                           : "is stale";
+            if (replica.stale_since > 0)
+                return "is stale (missed writes since generation " +
+                       std::to_string(replica.stale_since) + ")";
+            // Not recorded stale, yet not found in sync at the open: why
+            // (not reached, or a record that missed a change) is its error.
+            return replica.error.ok()
+                       ? "is stale"
+                       : "is not known to be in sync (" + replica.error.message() + ")";
     }
 }
 

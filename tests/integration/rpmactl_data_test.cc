@@ -237,6 +237,16 @@ TEST_F(RpmactlTest, PutWithAQuorumReportsADeadReplicaAndStillReplicates) {
     const auto servers = Servers({daemons[0].get(), daemons[1].get(), daemons[2].get()});
     daemons[2]->process().Kill();
 
+    // Not reached, and not recorded stale either: a read of it is refused
+    // with the reason, not as a replica that missed writes.
+    Outcome unreached =
+        Run(Concat(servers, {"get", "q", "4096", home_ + "/none", "--replica", "2"}));
+    EXPECT_EQ(unreached.code(), 1) << unreached.described;
+    EXPECT_NE(unreached.err.find("is not known to be in sync ("), std::string::npos)
+        << unreached.err;
+    EXPECT_NE(unreached.err.find(daemons[2]->control()), std::string::npos) << unreached.err;
+    EXPECT_EQ(unreached.err.find("missed writes"), std::string::npos) << unreached.err;
+
     const auto bytes = Pattern(100000, 9);
     const std::string file = home_ + "/input";
     WriteFile(file, bytes);
