@@ -44,6 +44,8 @@ class CmId final : public provider::CmId {
     int Disconnect() override;
     int EventFd() const override;
     int NextEvent(CmEvent *event) override;
+    // The connection behind it (its unit tests drive it directly).
+    Connection &connection() const { return *connection_; }
 
   private:
     const CmIdDeps deps_;

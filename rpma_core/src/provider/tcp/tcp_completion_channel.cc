@@ -217,7 +217,7 @@ int CompletionChannel::WaitInline(CompletionQueue **fired, bool checked, int tim
         if (direct) {
             tls_catcher = &catcher;
             const Connection::DirectRead read =
-                waits[0].connection->WaitDirect(&waits[0].muted, &catcher.caught);
+                waits[0].connection->WaitDirect(&waits[0].muted, &catcher.caught, fired_);
             tls_catcher = nullptr;
             if (catcher.caught != nullptr) {
                 *fired = catcher.caught;

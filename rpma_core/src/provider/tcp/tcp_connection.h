@@ -28,6 +28,7 @@
 #include "rpma_core/src/provider/tcp/tcp_progress_engine.h"
 #include "rpma_core/src/provider/tcp/tcp_receive_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_send_queue.h"
+#include "rpma_core/src/provider/tcp/tcp_signaling_queue.h"
 #include "rpma_core/src/provider/tcp/tcp_socket.h"
 #include "rpma_core/src/provider/tcp/tcp_target.h"
 #include "rpma_core/src/provider/tcp/tcp_unique_fd.h"
@@ -95,14 +96,14 @@ class Connection final : public EventHandler,
     void RewatchInline(bool muted, InlineWatcher *watcher);
     // Lifts this waiter's mute; the last leaves the inline linger.
     void EndInlineWait(bool *muted);
-    // The inbound processing, in the waiter; `try_only` never waits for the
-    // lock. True when it read.
+    // The inbound processing, in the waiter (`try_only`: not if locked).
     bool DriveInbound(bool try_only);
-    // Alone on this connection: one blocking recv without the lock, then
-    // DriveInbound's processing, until *caught is set. kRead: wait on;
-    // otherwise wait with epoll (kTimedOut: nothing came).
+    // Alone on this connection: one blocking recv without the lock (none
+    // when the channel's `events` hold one), then DriveInbound's processing,
+    // until *caught is set. kRead: wait on; otherwise wait with epoll.
     enum class DirectRead { kRead, kTimedOut, kUnavailable };
-    DirectRead WaitDirect(bool *muted, CompletionQueue *const *caught);
+    DirectRead WaitDirect(bool *muted, CompletionQueue *const *caught,
+                          const SignalingQueue<CompletionQueue *> &events);
 
   private:
     using State = ConnectionState;

@@ -58,6 +58,10 @@ class SignalingQueue {
         return 0;
     }
 
+    // Nothing queued. Exact under the lock that the pushers hold (a
+    // connection's, for the events it fires).
+    bool Empty() const { return size_.load(std::memory_order_relaxed) == 0; }
+
     // Takes everything without touching the counter; for owners that are
     // shutting down and will not read the fd again.
     std::deque<T> Drain() {
