@@ -350,45 +350,6 @@ size_t Region::Impl::Sole() const {
     return sole;
 }
 
-bool Region::Impl::PostSole(const Op &op, size_t i, uint64_t offset,
-                            std::span<const std::byte> bytes, uint64_t length, bool persist,
-                            uint64_t *last) {
-    Replica &replica = *members_[i].replica;
-    if (!replica.HasRoom(persist, bytes.empty() ? 1 : 1 + persist))
-        return false;
-    if (!bytes.empty()) {
-        Registered *registered = registered_.Find(bytes.data(), bytes.size());
-        size_t buffer = kStagingId, local = 0;
-        if (registered != nullptr && bytes.size() > kMaxPostBytes)
-            return false;  // in pieces, by the general path
-        if (registered != nullptr) {
-            buffer = registered->id;
-            local = static_cast<size_t>(bytes.data() - registered->bytes.data());
-        } else {
-            const std::optional<size_t> at =
-                bytes.size() <= StagingRing::kMaxExtent ? TakeStaging(bytes.size()) : std::nullopt;
-            if (!at)
-                return false;
-            local = *at;
-            std::memcpy(ring_.at(local), bytes.data(), bytes.size());
-        }
-        *last = ++seq_;
-        if (registered != nullptr)
-            registered->last_seq = *last;
-        if (!replica.PostWrite(offset, buffer, local, bytes.size(), *last, persist)) {
-            MarkFailed(i, replica.failure(), op);
-            return true;
-        }
-    }
-    if (persist) {
-        *last = ++seq_;
-        if (!replica.PostPersist(offset, length, *last))
-            MarkFailed(i, replica.failure(), op);
-        NotePersist(*last);
-    }
-    return true;
-}
-
 Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bool persist) {
     const Op op{persist ? Op::Kind::kWritePersist : Op::Kind::kWrite, offset, bytes.size()};
     if (!InRange(offset, bytes.size(), size_))
@@ -410,22 +371,15 @@ Status Region::Impl::WriteLocked(const Op &op, uint64_t offset, std::span<const 
 
 Status Region::Impl::PostWriteOp(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
                                  bool persist, Posted *posted) {
-    uint64_t last = 0;
-    // (A sole replica meets the quorum.)
-    if (const size_t sole = Sole();
-        sole < members_.size() && !bytes.empty() &&
-        PostSole(op, sole, offset, bytes, bytes.size(), persist, &last)) {
-        *posted = Posted::ByQuorum(last, persist, false);
-        return Status();
-    }
     if (Status s = CheckQuorum(op); !s.ok() || bytes.empty())
         return s;
+    uint64_t last = 0;
     if (Status s = PostWrite(op, offset, bytes, &last, persist); !s.ok())
         return s;
     if (persist)
         if (Status s = PostPersist(op, offset, bytes.size(), &last); !s.ok())
             return s;
-    *posted = Posted::ByQuorum(last, persist, true);
+    *posted = Posted::ByQuorum(last, persist, Sole() == members_.size());
     return Status();
 }
 
@@ -502,17 +456,12 @@ Status Region::Impl::PersistLocked(const Op &op, uint64_t offset, uint64_t lengt
 }
 
 Status Region::Impl::PostPersistOp(const Op &op, uint64_t offset, uint64_t length, Posted *posted) {
-    uint64_t seq = 0;
-    if (const size_t sole = Sole(); sole < members_.size() && length > 0 &&
-                                    PostSole(op, sole, offset, {}, length, true, &seq)) {
-        *posted = Posted::ByQuorum(seq, true, false);
-        return Status();
-    }
     if (Status s = CheckQuorum(op); !s.ok() || length == 0)
         return s;
+    uint64_t seq = 0;
     if (Status s = PostPersist(op, offset, length, &seq); !s.ok())
         return s;
-    *posted = Posted::ByQuorum(seq, true, true);
+    *posted = Posted::ByQuorum(seq, true, Sole() == members_.size());
     return Status();
 }
 

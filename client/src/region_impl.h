@@ -178,7 +178,7 @@ class Region::Impl {
     // What an operation's posts left to wait for: `seq` completed
     // (`persisted`: acknowledged durable) by the quorum, or on replica
     // `replica` alone (a read). seq 0: nothing. `acknowledge`: remembered
-    // among the acknowledged operations once met (not on the sole path).
+    // among the acknowledged operations once met (not with a Sole replica).
     // Persists deferred together (group commit): one persist covering
     // their ranges, posted by the progress thread; their operations wait
     // for its sequence number.
@@ -425,22 +425,11 @@ class Region::Impl {
         });
     }
 
-    // The sole path: a set with one replica to hear from, that counts (live)
-    // and meets a quorum of one alone, so an operation needs none of the
-    // fan-out's bookkeeping. The same work requests, checks and failure
-    // handling as the fan-out; only what there is nothing to decide about is
-    // skipped (which replicas to post to and to wait for, the quorum's
-    // count). It is what one-replica regions run on every operation.
-    //
-    // The replica, or members_.size() when the set has none such.
+    // A set with one replica to hear from, that counts (live) and meets a
+    // quorum of one alone: the replica, or members_.size() when the set has
+    // none such. Nothing is acknowledged without it, so its operations go
+    // into no acknowledgement history.
     size_t Sole() const;
-    // Posts a write of `bytes` (when not empty) and a persist of
-    // [offset, offset + length) (when `persist`) to sole replica `i` when
-    // the queue room and the staging slot they need are free now; *last is
-    // the seq to wait for. False, with nothing posted, when they are not:
-    // the fan-out's path waits for them.
-    bool PostSole(const Op &op, size_t i, uint64_t offset, std::span<const std::byte> bytes,
-                  uint64_t length, bool persist, uint64_t *last);
 
     // The registered buffer holding `bytes` when a write may send from it
     // directly, else nullptr (unregistered, or to be staged). Directly only
