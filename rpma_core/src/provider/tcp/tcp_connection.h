@@ -96,7 +96,7 @@ class Connection final : public EventHandler,
     void RewatchInline(bool muted, InlineWatcher *watcher);
     // Lifts this waiter's mute; the last leaves the inline linger.
     void EndInlineWait(bool *muted);
-    // The inbound processing, in the waiter (`try_only`: not if locked).
+    // The inbound processing in the waiter (`try_only`: unless locked); true if read.
     bool DriveInbound(bool try_only);
     // Alone on this connection: one blocking recv without the lock (none
     // when the channel's `events` hold one), then DriveInbound's processing,
