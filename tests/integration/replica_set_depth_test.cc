@@ -21,7 +21,6 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>

@@ -5,9 +5,7 @@
 // progress thread completed a SEND from its ACK while the application's
 // wait was starting, and the wait then read the peer's reply itself.)
 #include <sys/syscall.h>
-#include <unistd.h>
 
-#include <string>
 #include <thread>
 
 #include "rpma_core/src/provider/tcp/tcp_completion_queue.h"
