@@ -115,6 +115,25 @@ int rpma_ext_conn_req_get_peer_addr(const struct rpma_conn_req *req, struct sock
  */
 int rpma_ext_cq_wait_timeout(struct rpma_cq *cq, int timeout_ms);
 
+/*
+ * RPMA_EXT_F_MORE -- a flag for rpma_write(), rpma_write_with_imm(),
+ * rpma_send() and rpma_send_with_imm(), beside RPMA_F_COMPLETION_ALWAYS or
+ * RPMA_F_COMPLETION_ON_ERROR: the caller posts another work request on the
+ * same connection right after this one (a write, then the flush that makes
+ * it durable), and the provider may send the two together, as MSG_MORE
+ * does, or as one doorbell for a chain of work requests does on a NIC.
+ *
+ * The tcp provider keeps the request queued until the connection's next
+ * post, or the next poll of or wait on its completion queue, whichever is
+ * first, and then sends everything queued in one sendmsg(2); so one of
+ * those must follow. A request of more than 64 KiB goes at once. verbs
+ * posts at once, as rpma_read(), rpma_flush() and rpma_atomic_write() do
+ * on either provider. It is a hint: what completes, and when data is
+ * visible or durable, is as without it, and a librpma that does not know
+ * the flag ignores it.
+ */
+#define RPMA_EXT_F_MORE (1 << 8)
+
 /* What peers did to a registered region, see rpma_ext_mr_get_remote_stats. */
 struct rpma_ext_mr_remote_stats {
     uint64_t bytes_written;   /* WRITE, WRITE_WITH_IMM payloads, ATOMIC_WRITE */

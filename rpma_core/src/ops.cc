@@ -11,6 +11,8 @@
 #include "rpma_core/src/log.h"
 #include "rpma_core/src/mr.h"
 #include "rpma_core/src/mr_remote.h"
+#include "rpma_core/src/provider/provider.h"
+#include "rpma_ext.h"
 
 namespace {
 
@@ -55,7 +57,8 @@ int PostSendWr(rpma_conn *conn, ibv_wr_opcode opcode, const rpma_mr_local *local
     wr.sg_list = local ? &sge : nullptr;
     wr.num_sge = local ? 1 : 0;
     wr.opcode = opcode;
-    wr.send_flags = Signaled(flags) ? IBV_SEND_SIGNALED : 0;
+    wr.send_flags = (Signaled(flags) ? IBV_SEND_SIGNALED : 0) |
+                    ((flags & RPMA_EXT_F_MORE) != 0 ? rpma::provider::kSendMore : 0);
     wr.imm_data = htonl(imm);
     wr.wr.rdma.remote_addr = remote_addr;
     wr.wr.rdma.rkey = rkey;

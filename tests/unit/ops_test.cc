@@ -8,6 +8,7 @@
 
 #include "connected_pair.h"
 #include "librpma.h"
+#include "rpma_ext.h"
 
 namespace {
 
@@ -110,6 +111,30 @@ TEST_F(Ops, WriteThenReadBack) {
         rpma_read(client_, local_mr_, 1000, dst_, 100, 14, RPMA_F_COMPLETION_ALWAYS, &remote_), 0);
     ExpectSuccess(IBV_WC_RDMA_READ, &remote_);
     EXPECT_EQ(memcmp(local_.data() + 1000, "hello, remote", 14), 0);
+}
+
+// RPMA_EXT_F_MORE: the write waits for the flush posted after it (the tcp
+// provider sends both in one sendmsg), or, with nothing posted after it,
+// for the wait for its own completion.
+TEST_F(Ops, AWriteWithMoreGoesWithTheFlushAfterIt) {
+    memcpy(local_.data(), "more to come", 12);
+    ASSERT_EQ(rpma_write(client_, dst_, 200, local_mr_, 0, 12,
+                         RPMA_F_COMPLETION_ON_ERROR | RPMA_EXT_F_MORE, nullptr),
+              0);
+    ASSERT_EQ(rpma_flush(client_, dst_, 200, 12, RPMA_FLUSH_TYPE_VISIBILITY,
+                         RPMA_F_COMPLETION_ALWAYS, &remote_),
+              0);
+    ExpectSuccess(IBV_WC_RDMA_READ, &remote_);
+    EXPECT_EQ(memcmp(remote_.data() + 200, "more to come", 12), 0);
+}
+
+TEST_F(Ops, AWriteWithMoreAndNothingAfterItGoesWhenItsCompletionIsAwaited) {
+    memcpy(local_.data(), "alone", 5);
+    ASSERT_EQ(rpma_write(client_, dst_, 300, local_mr_, 0, 5,
+                         RPMA_F_COMPLETION_ALWAYS | RPMA_EXT_F_MORE, &local_),
+              0);
+    ExpectSuccess(IBV_WC_RDMA_WRITE, &local_);
+    EXPECT_EQ(memcmp(remote_.data() + 300, "alone", 5), 0);
 }
 
 TEST_F(Ops, UnsignaledSuccessProducesNoCompletion) {

@@ -124,6 +124,11 @@ class SharedReceiveQueue {
 // an APM read, or the tcp provider's persist-then-acknowledge).
 enum class FlushType { kPersistent, kVisibility };
 
+// Not an ibv_send_flags bit: rpma_ext.h's RPMA_EXT_F_MORE on a PostSend,
+// the hint that another work request follows at once on the QP. verbs
+// drops it before ibv_post_send.
+inline constexpr unsigned int kSendMore = 1u << 30;
+
 // ibv_qp (RC).
 class QueuePair {
   public:

@@ -148,7 +148,7 @@ class Connection final : public EventHandler,
     void OnPersisted(int error);
 
     // Posting (what it sends and when: Initiator).
-    int PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length = 0);
+    int PostRequest(PendingWr &&, OutboundMessage &&, uint64_t length = 0, bool more = false);
     void OnCompletionLost();
 
     // Ending (each says why at its definition).

@@ -59,7 +59,8 @@ int Connection::PostSend(const ibv_send_wr &wr) {
                              LocalMemory{deps_.memory, qp_.pd_id, &local_regions_}, &request);
         err != 0)
         return err;
-    return PostRequest(std::move(request.wr), std::move(request.message), request.length);
+    return PostRequest(std::move(request.wr), std::move(request.message), request.length,
+                       (wr.send_flags & kSendMore) != 0);
 }
 
 int Connection::PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, FlushType type,
@@ -88,8 +89,9 @@ int Connection::PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char 
     return PostRequest(std::move(request.wr), std::move(request.message));
 }
 
-// `length`: the request's, which may span several parts (tcp_parts.h).
-int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length) {
+// `length`: the request's, which may span several parts (tcp_parts.h);
+// `more`: another post follows at once (RPMA_EXT_F_MORE).
+int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t length, bool more) {
     // What the application did to the target region before posting.
     wr.rkey = message.header.rkey;
     tsan::Publish(wr.rkey);
@@ -100,8 +102,12 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t 
     if (!liveness_.Watching()) [[unlikely]]
         WatchPeer();  // no call on the posting path while the looks run
     const int fd = socket_.Valid() && !write_shut_down_ ? socket_.Get() : -1;
-    switch (initiator_.Post(std::move(wr), std::move(message), length, fd)) {
+    switch (initiator_.Post(std::move(wr), std::move(message), length, fd, more)) {
         case Initiator::Posted::kSent:
+            return 0;
+        case Initiator::Posted::kHeld:
+            // Sent by the next post, wait or poll (RingDoorbell), which
+            // also acts on the front.
             return 0;
         case Initiator::Posted::kSentPartly:
             AfterProgress();

@@ -51,7 +51,7 @@ void Initiator::PostWhileBroken(PendingWr &&wr, bool disconnecting) {
 }
 
 Initiator::Posted Initiator::Post(PendingWr &&wr, OutboundMessage &&message, uint64_t length,
-                                  int fd) {
+                                  int fd, bool more) {
     const uint32_t parts = wr.parts;
     const bool request_ack = acks_->AskFor(wr.signaled, parts, wr.is_read, sq_.Depth());
     if (request_ack && !wr.is_read)
@@ -60,6 +60,7 @@ Initiator::Posted Initiator::Post(PendingWr &&wr, OutboundMessage &&message, uin
         !request_ack && !wr.is_read && wr.local_error == IBV_WC_SUCCESS;
     const bool nothing_in_flight = sq_.Empty();
     const bool first_unsent = wr.local_error != IBV_WC_SUCCESS && !sq_.ErrorPending();
+    const bool is_read = wr.is_read;
     const uint64_t sequence = sq_.Push(std::move(wr));
     if (sequence == 0) {
         if (first_unsent && !nothing_in_flight) {
@@ -80,6 +81,14 @@ Initiator::Posted Initiator::Post(PendingWr &&wr, OutboundMessage &&message, uin
     if (parts > 1) [[unlikely]] {
         EnqueueParts(message, parts, length);
         return Posted::kParts;
+    }
+    if (more && !is_read && length <= InlineLease::kDoorbellBatchBytes &&
+        out_->QueuedBytes() <= InlineLease::kDoorbellBatchBytes) {
+        Enqueue(std::move(message));
+        lease_->HoldForMore();
+        if (cq_ != nullptr)
+            cq_->CancelSkip();  // the next poll rings it
+        return Posted::kHeld;
     }
     // A SEND goes at once: it is what a peer answers, and what follows it is
     // usually a wait for that answer, not another request to batch.

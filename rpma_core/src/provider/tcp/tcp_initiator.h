@@ -68,12 +68,16 @@ class Initiator {
         kParts,        // queued in parts (tcp_parts.h): check the front, progress
         kQueued,       // queued: check the front, progress, LetPollSkip
         kMayWaitBell,  // as kQueued, unless WaitForDoorbell says it may wait
+        kHeld,         // queued for the next post, wait or poll (`more`)
     };
     // Posts a request on an established connection: sequences it, asks for
     // an ACK as the policy says, and sends it at once to `fd` when nothing
     // is queued ahead of it (`fd` -1: the socket takes nothing now).
-    // `length`: the request's, which may span several parts.
-    Posted Post(PendingWr &&wr, OutboundMessage &&message, uint64_t length, int fd);
+    // `length`: the request's, which may span several parts. `more`: the
+    // application posts another right after (RPMA_EXT_F_MORE), so a small
+    // request is held to share that one's sendmsg.
+    Posted Post(PendingWr &&wr, OutboundMessage &&message, uint64_t length, int fd,
+                bool more = false);
     // Nothing queued: the message (with a pending ACK) goes out from here,
     // without a queue entry: one send when small (copied into one buffer),
     // else one sendmsg from registered memory. kNo leaves it to the caller;

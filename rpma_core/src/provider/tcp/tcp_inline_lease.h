@@ -56,6 +56,15 @@ class InlineLease {
     // queue's `messages` and `bytes`: only in the linger, and only while
     // the queue is a small batch that no sendmsg was tried for yet.
     bool MayWaitForDoorbell(size_t messages, size_t bytes);
+    // A post the application said another follows (RPMA_EXT_F_MORE) was
+    // queued: it waits for that post, or the next wait or poll, in or out
+    // of the linger; a deadline that passes meanwhile sends it at once.
+    void HoldForMore() {
+        if (!doorbell_pending_) {
+            doorbell_pending_ = true;
+            doorbell_by_ = Clock::time_point{};
+        }
+    }
 
   private:
     int waiters_ = 0;

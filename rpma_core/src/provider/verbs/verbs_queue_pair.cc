@@ -111,6 +111,7 @@ int QueuePair::Post(ibv_send_wr *wr, const char *what) {
 int QueuePair::PostSend(const ibv_send_wr &wr) {
     ibv_send_wr one = wr;
     one.next = nullptr;
+    one.send_flags &= ~kSendMore;  // a hint for the tcp provider only
     return Post(&one, "a work request");
 }
 

@@ -4,7 +4,8 @@
 // is a protocol error (never an underflow of the send queue), a READ's
 // response that comes after its request was flushed, or after the QP went,
 // is refused or dropped safely, and a request posted while the connection is
-// broken completes flushed in order.
+// broken completes flushed in order; a post with `more` (RPMA_EXT_F_MORE)
+// waits for the next one.
 #include "rpma_core/src/provider/tcp/tcp_initiator.h"
 
 #include <gtest/gtest.h>
@@ -35,7 +36,7 @@ class InitiatorTest : public ::testing::Test {
     }
 
     // An 8-byte atomic write: a request with its payload inline.
-    Initiator::Posted PostWrite(uint64_t wr_id, bool signaled, int fd) {
+    Initiator::Posted PostWrite(uint64_t wr_id, bool signaled, int fd, bool more = false) {
         PendingWr wr;
         wr.wr_id = wr_id;
         wr.opcode = IBV_WC_RDMA_WRITE;
@@ -44,9 +45,9 @@ class InitiatorTest : public ::testing::Test {
         message.header.opcode = wire::Opcode::kAtomicWrite;
         message.header.length = wire::kAtomicWriteSize;
         message.inline_length = wire::kAtomicWriteSize;
-        return initiator_.Post(std::move(wr), std::move(message), 0, fd);
+        return initiator_.Post(std::move(wr), std::move(message), 0, fd, more);
     }
-    Initiator::Posted PostRead(uint64_t wr_id, uint32_t length) {
+    Initiator::Posted PostRead(uint64_t wr_id, uint32_t length, bool more = false) {
         PendingWr wr;
         wr.wr_id = wr_id;
         wr.opcode = IBV_WC_RDMA_READ;
@@ -56,7 +57,7 @@ class InitiatorTest : public ::testing::Test {
         OutboundMessage message;
         message.header.opcode = wire::Opcode::kReadRequest;
         message.header.length = length;
-        return initiator_.Post(std::move(wr), std::move(message), length, ours_.Get());
+        return initiator_.Post(std::move(wr), std::move(message), length, ours_.Get(), more);
     }
 
     Kind Ack(uint64_t sequence) { return initiator_.OnAck(sequence, kLive).kind; }
@@ -249,6 +250,40 @@ TEST_F(InitiatorTest, APendingAckRidesAlongInFrontOfARequest) {
     EXPECT_EQ(sent[0].sequence, 1u);
     EXPECT_EQ(sent[1].opcode, wire::Opcode::kAtomicWrite);
     EXPECT_FALSE(acks_.Owed());
+}
+
+TEST_F(InitiatorTest, APostWithMoreWaitsForTheNextAndBothGoInOneSend) {
+    // Signaled (it asks for an ACK), which alone would go at once.
+    EXPECT_EQ(PostWrite(1, true, ours_.Get(), /*more=*/true), Initiator::Posted::kHeld);
+    EXPECT_TRUE(lease_.DoorbellPending());
+    EXPECT_TRUE(Received().empty()) << "held for the next post";
+    // The next post queues behind it; the connection's progress sends the
+    // queue, both in one sendmsg (the peer reads them at once).
+    EXPECT_EQ(PostWrite(2, true, ours_.Get()), Initiator::Posted::kQueued);
+    EXPECT_EQ(out_.Size(), 2u);
+    EXPECT_EQ(out_.Flush(ours_.Get()).status, OutboundQueue::FlushStatus::kDrained);
+    const std::vector<wire::Header> sent = Received();
+    ASSERT_EQ(sent.size(), 2u);
+    EXPECT_EQ(sent[0].sequence, 1u);
+    EXPECT_EQ(sent[1].sequence, 2u);
+    // A deadline that passes meanwhile would have sent it at once.
+    EXPECT_TRUE(lease_.DoorbellDue(InlineLease::Clock::now()));
+}
+
+TEST_F(InitiatorTest, MoreIsIgnoredForReadsAndForWhatIsAlreadyABatch) {
+    EXPECT_EQ(PostRead(1, 8, /*more=*/true), Initiator::Posted::kSent) << "a read goes at once";
+    PendingWr wr;
+    wr.wr_id = 2;
+    wr.opcode = IBV_WC_RDMA_WRITE;
+    wr.signaled = true;
+    OutboundMessage large;
+    large.header.opcode = wire::Opcode::kWrite;
+    large.header.length = InlineLease::kDoorbellBatchBytes + 1;
+    EXPECT_NE(initiator_.Post(std::move(wr), std::move(large), InlineLease::kDoorbellBatchBytes + 1,
+                              -1, /*more=*/true),
+              Initiator::Posted::kHeld)
+        << "more than a small batch is worth its own sendmsg";
+    EXPECT_FALSE(lease_.DoorbellPending());
 }
 
 TEST_F(InitiatorTest, ASkipAfterAPostIsTakenOnce) {
