@@ -267,10 +267,12 @@ bool Replica::PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offs
     if (failed())
         return false;
     const bool signaled = !confirmed_by_next || unsignaled_run_ >= kMaxUnsignaledRun;
-    const auto posted = rpma::detail::Check(rpma_write(
-        conn_->get(), region_->get(), remote_offset, buffers_.at(buffer)->get(), local_offset,
-        length, signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
-        Context(seq << 1)));
+    // The persist comes next: the two may share one send (RPMA_EXT_F_MORE).
+    const int flags = (signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR) |
+                      (confirmed_by_next ? RPMA_EXT_F_MORE : 0);
+    const auto posted = rpma::detail::Check(rpma_write(conn_->get(), region_->get(), remote_offset,
+                                                       buffers_.at(buffer)->get(), local_offset,
+                                                       length, flags, Context(seq << 1)));
     if (posted.code != 0)
         return Fail(PostError("posting a write", posted, "rpma_write", remote_offset, length));
     Posted(seq, signaled);

@@ -91,8 +91,9 @@ class Replica {
     // A write with `confirmed_by_next` is followed at once by a signaled
     // work request (a persist) whose completion confirms it too (the queue
     // pair executes in order): it is posted unsignaled, which spares the
-    // daemon an acknowledgement and this side a completion. Its failure
-    // still completes (as an error).
+    // daemon an acknowledgement and this side a completion, and the two may
+    // share one send (RPMA_EXT_F_MORE). Its failure still completes (as an
+    // error).
     bool PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
                    uint64_t seq, bool confirmed_by_next = false);
     bool PostRead(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
