@@ -2,9 +2,10 @@
  * rpma_ext.h -- rpma_core extensions beyond the librpma 1.2/1.3 API.
  *
  * Exported from librpma.so.0 in the version nodes RPMA_CORE_EXT_1.0,
- * RPMA_CORE_EXT_1.1 (rpma_ext_mr_get_remote_stats) and RPMA_CORE_EXT_1.2
+ * RPMA_CORE_EXT_1.1 (rpma_ext_mr_get_remote_stats), RPMA_CORE_EXT_1.2
  * (rpma_ext_device_query, rpma_ext_tcp_set_options,
- * rpma_ext_tcp_get_options), apart from librpma's own LIBRPMA_1.0, so that
+ * rpma_ext_tcp_get_options) and RPMA_CORE_EXT_1.3
+ * (rpma_ext_conn_ring_doorbell), apart from librpma's own LIBRPMA_1.0, so that
  * a program using them fails to load on Debian's librpma, or on an
  * rpma_core that lacks them, instead of misbehaving.
  */
@@ -124,15 +125,36 @@ int rpma_ext_cq_wait_timeout(struct rpma_cq *cq, int timeout_ms);
  * does, or as one doorbell for a chain of work requests does on a NIC.
  *
  * The tcp provider keeps the request queued until the connection's next
- * post, or the next poll of or wait on its completion queue, whichever is
- * first, and then sends everything queued in one sendmsg(2); so one of
- * those must follow. A request of more than 64 KiB goes at once. verbs
- * posts at once, as rpma_read(), rpma_flush() and rpma_atomic_write() do
- * on either provider. It is a hint: what completes, and when data is
- * visible or durable, is as without it, and a librpma that does not know
- * the flag ignores it.
+ * post, the next wait on its completion queue, or
+ * rpma_ext_conn_ring_doorbell(), whichever is first, and then sends
+ * everything queued in one sendmsg(2); so one of those must follow (a poll
+ * with rpma_cq_get_wc() sends it too, unless another thread holds the
+ * connection at that moment). (A request left waiting goes at the
+ * connection's next timer, its next look at the peer at the latest: a
+ * safety net, a quarter of the tcp timeout away.) A request of more than
+ * 64 KiB goes at once.
+ * verbs posts at once, as rpma_read(), rpma_flush() and
+ * rpma_atomic_write() do on either provider. It is a hint: what completes,
+ * and when data is visible or durable, is as without it, and a librpma that
+ * does not know the flag ignores it.
  */
 #define RPMA_EXT_F_MORE (1 << 8)
+
+/*
+ * rpma_ext_conn_ring_doorbell -- send what posts with RPMA_EXT_F_MORE left
+ * waiting on a connection.
+ *
+ * A program that posts many requests with RPMA_EXT_F_MORE (an event loop
+ * posting one per completion it handles) rings once, when it is done
+ * posting for now, and they share one sendmsg(2), as a chain of work
+ * requests shares one doorbell on a NIC. Nothing waiting is no error; on
+ * verbs nothing ever waits.
+ *
+ * Returns: 0 on success, a negative error code otherwise.
+ * Errors:
+ *   RPMA_E_INVAL - conn is NULL
+ */
+int rpma_ext_conn_ring_doorbell(struct rpma_conn *conn);
 
 /* What peers did to a registered region, see rpma_ext_mr_get_remote_stats. */
 struct rpma_ext_mr_remote_stats {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "rpma_core/src/conn.h"
 #include "rpma_core/src/conn_req.h"
 #include "rpma_core/src/cq.h"
 #include "rpma_core/src/devices.h"
@@ -108,5 +109,12 @@ int rpma_ext_device_query(struct ibv_context *ibv_ctx, struct rpma_ext_device_in
         info->flush_persists = ops->flush_persists ? 1 : 0;
     if (offsetof(rpma_ext_device_info, pins_fsdax_pages) + sizeof(int) <= info->size)
         info->pins_fsdax_pages = ops->pins_fsdax_pages ? 1 : 0;
+    return 0;
+}
+
+int rpma_ext_conn_ring_doorbell(struct rpma_conn *conn) {
+    if (conn == nullptr)
+        return RPMA_E_INVAL;
+    conn->id->Qp()->RingDoorbell();
     return 0;
 }

@@ -13,7 +13,7 @@ version=LIBRPMA_1.0
 # rpma_core's extensions (rpma_ext.h): their own nodes, rpma_ext_* only; each
 # release of extensions a node of its own (1.1 inherits 1.0), never a symbol
 # added to a node already shipped.
-ext_versions="RPMA_CORE_EXT_1.0 RPMA_CORE_EXT_1.1 RPMA_CORE_EXT_1.2"
+ext_versions="RPMA_CORE_EXT_1.0 RPMA_CORE_EXT_1.1 RPMA_CORE_EXT_1.2 RPMA_CORE_EXT_1.3"
 is_ext_version() { [[ " $ext_versions " == *" $1 "* ]]; }
 status=0
 fail() {

@@ -3,8 +3,10 @@
 #include <arpa/inet.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 #include "connected_pair.h"
 #include "librpma.h"
@@ -135,6 +137,33 @@ TEST_F(Ops, AWriteWithMoreAndNothingAfterItGoesWhenItsCompletionIsAwaited) {
               0);
     ExpectSuccess(IBV_WC_RDMA_WRITE, &local_);
     EXPECT_EQ(memcmp(remote_.data() + 300, "alone", 5), 0);
+}
+
+TEST_F(Ops, AWriteWithMoreGoesWhenTheDoorbellRings) {
+    EXPECT_EQ(rpma_ext_conn_ring_doorbell(nullptr), RPMA_E_INVAL);
+    EXPECT_EQ(rpma_ext_conn_ring_doorbell(client_), 0) << "nothing waiting is no error";
+    memcpy(local_.data(), "rung", 4);
+    ASSERT_EQ(rpma_write(client_, dst_, 400, local_mr_, 0, 4,
+                         RPMA_F_COMPLETION_ALWAYS | RPMA_EXT_F_MORE, &local_),
+              0);
+    ASSERT_EQ(rpma_ext_conn_ring_doorbell(client_), 0);
+    // Neither a post nor a wait on this side yet: on tcp the write reaches
+    // the region at once only because the ring sent it (unrung, it would
+    // wait for the connection's next look at the peer, a quarter of the 4 s
+    // timeout away); verbs sent it at once and keeps no statistics.
+    rpma_ext_mr_remote_stats stats{};
+    int ret = rpma_ext_mr_get_remote_stats(remote_mr_, &stats);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    while (ret == 0 && stats.bytes_written < 4 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::yield();
+        ret = rpma_ext_mr_get_remote_stats(remote_mr_, &stats);
+    }
+    if (ret == 0)
+        EXPECT_EQ(stats.bytes_written, 4u) << "the held write never went";
+    else
+        EXPECT_EQ(ret, RPMA_E_NOSUPP);
+    ExpectSuccess(IBV_WC_RDMA_WRITE, &local_);
+    EXPECT_EQ(memcmp(remote_.data() + 400, "rung", 4), 0);
 }
 
 TEST_F(Ops, UnsignaledSuccessProducesNoCompletion) {

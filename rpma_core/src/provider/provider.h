@@ -148,6 +148,9 @@ class QueuePair {
     // completes with opcode IBV_WC_RDMA_WRITE when `signaled`.
     virtual int PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char value[8],
                                 bool signaled, uint64_t wr_id) = 0;
+    // Sends what PostSends with kSendMore left waiting (nothing waits on
+    // verbs, whose posts go at once).
+    virtual void RingDoorbell() {}
 };
 
 struct QueuePairInit {

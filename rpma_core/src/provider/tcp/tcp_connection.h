@@ -73,13 +73,14 @@ class Connection final : public EventHandler,
     int EventFd() const { return events_.Fd(); }
     int NextEvent(CmEvent *event) { return events_.Pop(event); }
 
-    // Queue pair side.
+    // Queue pair side; SendHeld sends what posts with `more` left queued.
     int PostSend(const ibv_send_wr &wr);
     int PostRecv(const ibv_recv_wr &wr);
     int PostFlush(uint64_t remote_addr, uint32_t rkey, size_t length, FlushType type, bool signaled,
                   uint64_t wr_id);
     int PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char value[8], bool signaled,
                         uint64_t wr_id);
+    void SendHeld();
 
     void OnEvents(int fd, uint32_t events) override;
     void Quiesce() override;
@@ -87,10 +88,9 @@ class Connection final : public EventHandler,
     void ResumeReceiving() override;
     std::weak_ptr<ReceiveWaiter> WeakWaiter() override { return weak_from_this(); }
 
-    // Inline progress, for tcp_completion_channel.h (InlineProgress owns the
-    // waiters, the lease and the direct read); *muted is the waiter's own.
-    // Before each poll: the socket while it can be read (muted, and handed
-    // to `watcher` unless it watches *token already), else -1.
+    // Inline progress, for tcp_completion_channel.h (InlineProgress owns the waiters, the
+    // lease and the direct read); *muted is the waiter's own. Before each poll: the socket
+    // while it can be read (muted, and handed to `watcher` unless it watches *token already).
     int PrepareInlineWait(bool *muted, uint64_t *token, InlineWatcher *watcher);
     // After `watcher` rebuilt its set: the socket again, if still muted.
     void RewatchInline(bool muted, InlineWatcher *watcher);

@@ -47,6 +47,11 @@ void Connection::EndInlineWaitLocked(bool *muted) {
     UpdateInterest();
 }
 
+void Connection::SendHeld() {
+    std::lock_guard lock(mu_);
+    RingDoorbell();
+}
+
 // Sends what posts left queued for the next doorbell.
 void Connection::RingDoorbell() {
     if (inline_.lease().DoorbellPending())

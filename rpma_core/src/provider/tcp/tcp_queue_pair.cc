@@ -34,6 +34,10 @@ int QueuePair::PostSend(const ibv_send_wr &wr) {
     return connection_->PostSend(wr);
 }
 
+void QueuePair::RingDoorbell() {
+    connection_->SendHeld();
+}
+
 int QueuePair::PostRecv(const ibv_recv_wr &wr) {
     return connection_->PostRecv(wr);
 }

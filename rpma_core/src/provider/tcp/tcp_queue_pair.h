@@ -46,6 +46,7 @@ class QueuePair final : public provider::QueuePair {
                   uint64_t wr_id) override;
     int PostAtomicWrite(uint64_t remote_addr, uint32_t rkey, const char value[8], bool signaled,
                         uint64_t wr_id) override;
+    void RingDoorbell() override;
 
   private:
     const std::shared_ptr<Connection> connection_;
