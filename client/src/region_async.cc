@@ -14,6 +14,18 @@
 
 namespace rpma::client {
 
+Region::Impl::HeldPosts::HeldPosts(Impl &impl)
+    : impl_(impl),
+      hold_(std::this_thread::get_id() == impl.progress_id_ || !impl.in_flight_.empty()) {
+    if (hold_)
+        impl_.HoldPosts(true);
+}
+
+Region::Impl::HeldPosts::~HeldPosts() {
+    if (hold_)
+        impl_.HoldPosts(false);  // the members now, should they have changed
+}
+
 void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes, bool persist,
                               Completion done) {
     Pending p;
@@ -21,6 +33,7 @@ void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes,
     p.done = std::move(done);
     std::unique_lock lock(mu_);
     AwaitInFlightRoom(lock);
+    const HeldPosts held(*this);
     // A refusal before anything was posted goes through neither Finish
     // nor Pinned, as a synchronous call's.
     if ((p.status = Admit(p.op, true, false)).ok()) {
@@ -44,6 +57,7 @@ void Region::Impl::PersistAsync(uint64_t offset, uint64_t length, Completion don
     p.done = std::move(done);
     std::unique_lock lock(mu_);
     AwaitInFlightRoom(lock);
+    const HeldPosts held(*this);
     if ((p.status = Admit(p.op, true, false)).ok()) {
         p.finish = true;
         p.status = PersistOrJoin(p.op, offset, length, &p.posted);
@@ -67,6 +81,7 @@ void Region::Impl::CommitAsync(std::vector<Batch::Entry> entries, Completion don
     p.op = {Op::Kind::kBatch, covering.offset, covering.length, entries.size()};
     std::unique_lock lock(mu_);
     AwaitInFlightRoom(lock);
+    const HeldPosts held(*this);
     if (!p.status.ok())
         ;
     else if (attention_ && !(p.status = Attend(p.op, true, false)).ok())

@@ -480,6 +480,34 @@ class Region::Impl {
     }
     // Queues `pending` for the progress thread (started on first use).
     void Enqueue(Pending pending);
+    // While it lives (mu_ held), an asynchronous submission's posts wait
+    // for the doorbell (Replica::HoldPosts) when the progress thread rings
+    // before it waits for them: it posts them itself (a callback's
+    // submission), or operations are outstanding ahead of them (it waits for
+    // those first). Submissions then share one send per replica, as a chain
+    // of work requests shares one doorbell on a NIC.
+    class HeldPosts {
+      public:
+        explicit HeldPosts(Impl &impl);
+        ~HeldPosts();
+        HeldPosts(const HeldPosts &) = delete;
+        HeldPosts &operator=(const HeldPosts &) = delete;
+
+      private:
+        Impl &impl_;
+        const bool hold_;
+    };
+    void HoldPosts(bool hold) {
+        for (Member &m : members_)
+            m.replica->HoldPosts(hold);
+    }
+    // Sends what waits for the doorbell, on every replica: before a wait
+    // blocks (AwaitReleasing), which is what makes holding safe.
+    void RingAll() {
+        for (Member &m : members_)
+            if (!Out(m.state))
+                m.replica->RingDoorbell();
+    }
     // Waits, mu_ held by `lock`, while max_in_flight operations are
     // outstanding (not on the progress thread: a completion callback's
     // submissions would wait for itself).
@@ -613,6 +641,7 @@ Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t onl
         return finish(outcome);
     std::chrono::nanoseconds now = CoarseNow();
     std::chrono::nanoseconds deadline = now + options_.operation_timeout;
+    RingAll();
     ProgressAll(op);
     // One clock read per wait: a wait that ends the operation needs no other.
     for (bool first = true;; first = false) {

@@ -267,16 +267,24 @@ bool Replica::PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offs
     if (failed())
         return false;
     const bool signaled = !confirmed_by_next || unsignaled_run_ >= kMaxUnsignaledRun;
-    // The persist comes next: the two may share one send (RPMA_EXT_F_MORE).
+    // The persist comes next, or the region rings: one send for them all.
     const int flags = (signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR) |
-                      (confirmed_by_next ? RPMA_EXT_F_MORE : 0);
+                      (confirmed_by_next || hold_posts_ ? RPMA_EXT_F_MORE : 0);
     const auto posted = rpma::detail::Check(rpma_write(conn_->get(), region_->get(), remote_offset,
                                                        buffers_.at(buffer)->get(), local_offset,
                                                        length, flags, Context(seq << 1)));
     if (posted.code != 0)
         return Fail(PostError("posting a write", posted, "rpma_write", remote_offset, length));
+    holding_ = holding_ || hold_posts_;
     Posted(seq, signaled);
     return true;
+}
+
+void Replica::RingDoorbell() {
+    if (!holding_ || failed())
+        return;
+    holding_ = false;
+    rpma_ext_conn_ring_doorbell(conn_->get());
 }
 
 bool Replica::PostRead(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
@@ -318,6 +326,7 @@ bool Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
         if (posted.code != 0)
             return Fail(
                 PostError("posting a persistent flush", posted, "rpma_flush", offset, length));
+        holding_ = false;  // the flush went, and whatever waited with it
         Posted(seq, true);
         return true;
     }
@@ -327,12 +336,13 @@ bool Replica::PostPersist(uint64_t offset, uint64_t length, uint64_t seq) {
     wire::EncodeFlushRequest({seq, offset, length},
                              std::span<std::byte, wire::kFlushRequestSize>(
                                  messages_.data() + at, wire::kFlushRequestSize));
-    const auto posted = rpma::detail::Check(rpma_send(conn_->get(), messages_mr_->get(), at,
-                                                      wire::kFlushRequestSize,
-                                                      RPMA_F_COMPLETION_ALWAYS, Context(seq << 1)));
+    const auto posted = rpma::detail::Check(rpma_send(
+        conn_->get(), messages_mr_->get(), at, wire::kFlushRequestSize,
+        RPMA_F_COMPLETION_ALWAYS | (hold_posts_ ? RPMA_EXT_F_MORE : 0), Context(seq << 1)));
     if (posted.code != 0)
         return Fail(PostError("posting a GPSPM flush request", posted, "rpma_send", at,
                               wire::kFlushRequestSize));
+    holding_ = holding_ || hold_posts_;
     Posted(seq, true);
     ++flushes_posted_;
     return true;

@@ -96,6 +96,13 @@ class Replica {
     // error).
     bool PostWrite(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
                    uint64_t seq, bool confirmed_by_next = false);
+    // While held, writes (and GPSPM flush requests) wait on the connection
+    // for the next post or wait, or RingDoorbell (RPMA_EXT_F_MORE), and many
+    // share one send: only where a wait, or RingDoorbell, is certain to come
+    // before anyone waits for them.
+    void HoldPosts(bool hold) { hold_posts_ = hold; }
+    // Sends what waits since the last ring (rpma_ext_conn_ring_doorbell).
+    void RingDoorbell();
     bool PostRead(uint64_t remote_offset, size_t buffer, size_t local_offset, size_t length,
                   uint64_t seq);
     // APM: a persistent rpma_flush. GPSPM: a flush request message; durable
@@ -198,6 +205,8 @@ class Replica {
     // Unsignaled work requests since the last signaled one: bounded, so
     // that the send queue never fills with ones nothing would retire.
     uint32_t unsignaled_run_ = 0;
+    bool hold_posts_ = false;
+    bool holding_ = false;  // posts wait for RingDoorbell (or a wait)
     uint64_t flushes_posted_ = 0;
     uint64_t flushes_answered_ = 0;
     uint64_t completed_ = 0;
