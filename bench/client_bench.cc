@@ -22,12 +22,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,10 +88,15 @@ void Check(const client::Status &status, const char *what) {
 // library.
 class LibraryClient : public Client {
   public:
+    // How DurableWriteAtDepth completes its operations.
+    enum class Completions { kFutures, kCallbacks };
     // `registered`: the source buffer is registered (zero copy) rather than
     // copied into the staging ring.
-    LibraryClient(std::unique_ptr<client::Region> region, bool registered)
-        : region_(std::move(region)), memory_(rpma_bench::kMaxPayload + kPage) {
+    LibraryClient(std::unique_ptr<client::Region> region, bool registered,
+                  Completions completions = Completions::kFutures)
+        : region_(std::move(region)),
+          completions_(completions),
+          memory_(rpma_bench::kMaxPayload + kPage) {
         const auto misaligned = reinterpret_cast<uintptr_t>(memory_.data()) % kPage;
         buffer_ = std::span(memory_).subspan(misaligned == 0 ? 0 : kPage - misaligned,
                                              rpma_bench::kMaxPayload);
@@ -138,6 +147,8 @@ class LibraryClient : public Client {
     // thread, each posted at once and completed by the Region's progress
     // thread in submission order; the oldest is waited for, then replaced.
     rpma_bench::DepthResult DurableWriteAtDepth(size_t size, int depth, int operations) override {
+        if (completions_ == Completions::kCallbacks)
+            return CallbacksAtDepth(size, depth, operations);
         const std::span<const std::byte> bytes(buffer_.data(), size);
         std::vector<std::future<client::Status>> futures(depth);
         std::deque<int> outstanding;
@@ -156,6 +167,41 @@ class LibraryClient : public Client {
             });
     }
 
+    // Depth N through callbacks, as an event loop has them: this thread
+    // posts the first N; each completion's callback, on the Region's
+    // progress thread, posts the operation that replaces it (no thread hop
+    // per operation); this thread waits for the last.
+    rpma_bench::DepthResult CallbacksAtDepth(size_t size, int depth, int operations) {
+        const std::span<const std::byte> bytes(buffer_.data(), size);
+        rpma_bench::DepthResult result;
+        result.samples.reserve(operations);
+        std::vector<uint64_t> started(depth);
+        std::atomic<int> posted{0};
+        std::mutex mu;
+        std::condition_variable all_done;
+        int done = 0;
+        std::function<void(int)> post = [&](int slot) {
+            started[slot] = rpma_bench::NowNs();
+            region_->WritePersistAsync(
+                static_cast<uint64_t>(slot) * size, bytes, [&, slot](client::Status s) {
+                    Check(s, "WritePersistAsync");
+                    result.samples.push_back(rpma_bench::NowNs() - started[slot]);
+                    if (posted.fetch_add(1) < operations)
+                        post(slot);
+                    std::lock_guard lock(mu);
+                    if (++done == operations)
+                        all_done.notify_one();
+                });
+        };
+        const uint64_t begin = rpma_bench::NowNs();
+        for (int slot = 0; slot < depth && posted.fetch_add(1) < operations; ++slot)
+            post(slot);
+        std::unique_lock lock(mu);
+        all_done.wait(lock, [&] { return done == operations; });
+        result.elapsed_ns = rpma_bench::NowNs() - begin;
+        return result;
+    }
+
     std::vector<uint64_t> ReadLatency(size_t, int) override { Die("not measured here"); }
     std::vector<uint64_t> PingPong(size_t, int) override { Die("not measured here"); }
 
@@ -164,6 +210,7 @@ class LibraryClient : public Client {
     // a 4 KiB write is one page and 64 cache lines on both sides.
     static constexpr size_t kPage = 4096;
     std::unique_ptr<client::Region> region_;
+    Completions completions_;
     std::vector<std::byte> memory_;
     std::span<std::byte> buffer_;
 };
@@ -250,6 +297,9 @@ constexpr const char *kTcp = "raw TCP";
 // Every replica's data plane behind its own delaying proxy.
 constexpr const char *kOneFar = "library, 1 replica, proxied";
 constexpr const char *kThreeFar = "library, 3 replicas, proxied";
+// Completed through callbacks that post the next operation (an event loop).
+constexpr const char *kOneLoop = "library, 1 replica, callbacks";
+constexpr const char *kThreeLoop = "library, 3 replicas, callbacks";
 // The library without group commit (each persist posted at once).
 constexpr const char *kOneEach = "library, 1 replica, no group commit";
 constexpr const char *kThreeEach = "library, 3 replicas, no group commit";
@@ -274,6 +324,11 @@ void PrintDepthFloors(const rpma_bench::DepthReport &d) {
            "bare rpma_core depth 16 / raw TCP depth 16", iops(kBare, 16) / iops(kTcp, 16));
     printf("  %-62s %6.2f  (no floor: CPU-bound on loopback)\n",
            "3 replicas / 1 replica IOPS at depth 16", iops(kThree, 16) / iops(kOne, 16));
+    for (const auto &[loop, futures] : {std::pair{kOneLoop, kOne}, std::pair{kThreeLoop, kThree}}) {
+        const std::string what = std::string(loop + 9) + " / futures IOPS at depth 16";
+        printf("  %-62s %6.2f  (no floor: no hand-off to a waiting thread)\n", what.c_str(),
+               iops(loop, 16) / iops(futures, 16));
+    }
     for (const auto &[with, without] : {std::pair{kOne, kOneEach}, std::pair{kThree, kThreeEach}}) {
         const std::string what = std::string(with + 9) + " depth 16, group commit / without";
         printf("  %-62s %6.2f  (no floor)\n", what.c_str(), iops(with, 16) / iops(without, 16));
@@ -385,6 +440,10 @@ int main(int argc, char **argv) {
     {
         LibraryClient one(OpenRegion({controls[0]}, "depth-one"), false);
         LibraryClient three(OpenRegion(controls, "depth-three"), false);
+        LibraryClient one_loop(OpenRegion({controls[0]}, "depth-one-loop"), false,
+                               LibraryClient::Completions::kCallbacks);
+        LibraryClient three_loop(OpenRegion(controls, "depth-three-loop"), false,
+                                 LibraryClient::Completions::kCallbacks);
         LibraryClient one_each(OpenRegion({controls[0]}, "depth-one-each", {}, false), false);
         LibraryClient three_each(OpenRegion(controls, "depth-three-each", {}, false), false);
         std::unique_ptr<Client> bare = rpma_bench::ConnectRpma("127.0.0.1", bare_port, false);
@@ -393,7 +452,9 @@ int main(int argc, char **argv) {
         LibraryClient three_far(OpenRegion(controls, "depth-three-far", proxied), false);
         std::unique_ptr<Client> grpc = rpma_bench::ConnectGrpcWriters(grpc_ports);
         depth.Measure({{kOne, &one},
+                       {kOneLoop, &one_loop},
                        {kThree, &three},
+                       {kThreeLoop, &three_loop},
                        {kOneEach, &one_each},
                        {kThreeEach, &three_each},
                        {kBare, bare.get()},
