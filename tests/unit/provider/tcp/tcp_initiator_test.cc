@@ -60,6 +60,14 @@ class InitiatorTest : public ::testing::Test {
         return initiator_.Post(std::move(wr), std::move(message), length, ours_.Get(), more);
     }
 
+    // `wr` as a WRITE of `length` bytes (no payload attached).
+    Initiator::Posted PostAsWrite(PendingWr wr, uint32_t length, int fd, bool more = false) {
+        OutboundMessage message;
+        message.header.opcode = wire::Opcode::kWrite;
+        message.header.length = length;
+        return initiator_.Post(std::move(wr), std::move(message), length, fd, more);
+    }
+
     Kind Ack(uint64_t sequence) { return initiator_.OnAck(sequence, kLive).kind; }
     // The header of the peer's answer to READ `sequence`, `length` bytes.
     static wire::Header ReadResponse(uint64_t sequence, uint32_t length) {
@@ -276,11 +284,7 @@ TEST_F(InitiatorTest, MoreIsIgnoredForReadsAndForWhatIsAlreadyABatch) {
     wr.wr_id = 2;
     wr.opcode = IBV_WC_RDMA_WRITE;
     wr.signaled = true;
-    OutboundMessage large;
-    large.header.opcode = wire::Opcode::kWrite;
-    large.header.length = InlineLease::kDoorbellBatchBytes + 1;
-    EXPECT_NE(initiator_.Post(std::move(wr), std::move(large), InlineLease::kDoorbellBatchBytes + 1,
-                              -1, /*more=*/true),
+    EXPECT_NE(PostAsWrite(wr, InlineLease::kDoorbellBatchBytes + 1, -1, /*more=*/true),
               Initiator::Posted::kHeld)
         << "more than a small batch is worth its own sendmsg";
     EXPECT_FALSE(lease_.DoorbellPending());
@@ -341,10 +345,7 @@ TEST_F(InitiatorTest, AnAckThatBringsARequestWithALocalErrorToTheFrontFailsIt) {
     bad.wr_id = 2;
     bad.signaled = true;
     bad.local_error = IBV_WC_LOC_PROT_ERR;
-    OutboundMessage message;
-    message.header.opcode = wire::Opcode::kWrite;
-    EXPECT_EQ(initiator_.Post(std::move(bad), std::move(message), 0, ours_.Get()),
-              Initiator::Posted::kQueued);
+    EXPECT_EQ(PostAsWrite(bad, 0, ours_.Get()), Initiator::Posted::kQueued);
     ASSERT_EQ(out_.Size(), 1u) << "the request ahead is asked for its ACK";
     EXPECT_EQ(initiator_.CheckFront().kind, Kind::kDone) << "not at the front yet";
     const Initiator::Verdict verdict = initiator_.OnAck(1, kLive);
