@@ -297,6 +297,7 @@ constexpr const char *kTcp = "raw TCP";
 // Every replica's data plane behind its own delaying proxy.
 constexpr const char *kOneFar = "library, 1 replica, proxied";
 constexpr const char *kThreeFar = "library, 3 replicas, proxied";
+constexpr const char *kBareFar = "bare rpma_core, proxied";
 // Completed through callbacks that post the next operation (an event loop).
 constexpr const char *kOneLoop = "library, 1 replica, callbacks";
 constexpr const char *kThreeLoop = "library, 3 replicas, callbacks";
@@ -322,6 +323,12 @@ void PrintDepthFloors(const rpma_bench::DepthReport &d) {
           true}});
     printf("  %-62s %6.2f  (no floor: the tcp provider's own pipelining)\n",
            "bare rpma_core depth 16 / raw TCP depth 16", iops(kBare, 16) / iops(kTcp, 16));
+    for (int depth : {1, 16}) {
+        const std::string what =
+            "proxied: 1 replica / bare rpma_core p99 latency at depth " + std::to_string(depth);
+        printf("  %-62s %6.2f  (no floor: the library's own tail)\n", what.c_str(),
+               d.At(kOneFar, depth).p99_us / d.At(kBareFar, depth).p99_us);
+    }
     printf("  %-62s %6.2f  (no floor: CPU-bound on loopback)\n",
            "3 replicas / 1 replica IOPS at depth 16", iops(kThree, 16) / iops(kOne, 16));
     for (const auto &[loop, futures] : {std::pair{kOneLoop, kOne}, std::pair{kThreeLoop, kThree}}) {
@@ -387,6 +394,20 @@ int main(int argc, char **argv) {
             rpma_bench::RunRpmaServer("127.0.0.1", bare_port, fd, dir + "/bare.region");
         },
         "the bare rpma server");
+    // The bare client behind a proxy as well, to a server of its own (one
+    // serves a connection at a time): what rpma_core alone gets at the
+    // proxied round trip, the proxied library rows' baseline.
+    const uint16_t bare_far_upstream = rpma_bench::FreePort();
+    children.StartServer(
+        [&](int fd) {
+            rpma_bench::RunRpmaServer("127.0.0.1", std::to_string(bare_far_upstream), fd,
+                                      dir + "/bare-far.region");
+        },
+        "the proxied bare rpma server");
+    const uint16_t bare_far_port = rpma_bench::FreePort();
+    children.StartServer(
+        [&](int fd) { rpma_bench::RunDelayProxy(bare_far_port, bare_far_upstream, delay_us, fd); },
+        "the bare server's delaying proxy");
     std::vector<uint16_t> grpc_ports;
     for (int i = 0; i < 3; ++i) {
         const uint16_t port = rpma_bench::FreePort();
@@ -448,6 +469,8 @@ int main(int argc, char **argv) {
         LibraryClient three_each(OpenRegion(controls, "depth-three-each", {}, false), false);
         std::unique_ptr<Client> bare = rpma_bench::ConnectRpma("127.0.0.1", bare_port, false);
         std::unique_ptr<Client> tcp = rpma_bench::ConnectRawTcp(tcp_port);
+        std::unique_ptr<Client> bare_far =
+            rpma_bench::ConnectRpma("127.0.0.1", std::to_string(bare_far_port), false);
         LibraryClient one_far(OpenRegion({controls[0]}, "depth-one-far", {proxied[0]}), false);
         LibraryClient three_far(OpenRegion(controls, "depth-three-far", proxied), false);
         std::unique_ptr<Client> grpc = rpma_bench::ConnectGrpcWriters(grpc_ports);
@@ -459,6 +482,7 @@ int main(int argc, char **argv) {
                        {kThreeEach, &three_each},
                        {kBare, bare.get()},
                        {kTcp, tcp.get()},
+                       {kBareFar, bare_far.get()},
                        {kOneFar, &one_far},
                        {kThreeFar, &three_far},
                        {kGrpc, grpc.get()}},
