@@ -90,7 +90,7 @@ class Connection final : public EventHandler,
 
     // Inline progress, for tcp_completion_channel.h (InlineProgress owns the waiters, the
     // lease and the direct read); *muted is the waiter's own. Before each poll: the socket
-    // while it can be read (muted, and handed to `watcher` unless it watches *token already).
+    // while it can be read (muted, and handed to `watcher` unless it watches *token), else -1.
     int PrepareInlineWait(bool *muted, uint64_t *token, InlineWatcher *watcher);
     // After `watcher` rebuilt its set: the socket again, if still muted.
     void RewatchInline(bool muted, InlineWatcher *watcher);
