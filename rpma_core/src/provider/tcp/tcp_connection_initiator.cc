@@ -106,8 +106,8 @@ int Connection::PostRequest(PendingWr &&wr, OutboundMessage &&message, uint64_t 
         case Initiator::Posted::kSent:
             return 0;
         case Initiator::Posted::kHeld:
-            // Sent by the next post, wait or poll (RingDoorbell), which
-            // also acts on the front.
+            // Sent by the next post, wait or poll (RingDoorbell). No front
+            // to check: a request with a local error is never held (kQueued).
             return 0;
         case Initiator::Posted::kSentPartly:
             AfterProgress();
