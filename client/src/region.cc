@@ -1,21 +1,13 @@
 // Region's data path: replica set -> sessions (Replica::Connect) -> fan-out
-// (post to every replica, then Await) -> completions (Replica::Progress).
+// (post to every replica, then FanOut's waits) -> completions
+// (Replica::Progress).
 #include "rpma/client/region.h"
-
-#include <poll.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
-#include <chrono>
-#include <condition_variable>
-#include <cstdio>
 #include <cstring>
-#include <deque>
 #include <future>
 #include <mutex>
-#include <thread>
 
 #include "region_impl.h"
 
@@ -36,7 +28,7 @@ void Region::Impl::MarkFailed(size_t i, Status why, const Op &op) {
         return;
     // Rule 2: one in sync in the record is recorded STALE before the next
     // acknowledgement (Finish); one being repaired is REPAIRING already.
-    if (m.state == ReplicaState::kLive && !legacy_ && !read_only_)
+    if (m.state == ReplicaState::kLive && !members_.legacy() && !read_only_)
         record_pending_ = attention_ = true;
     m.state = ReplicaState::kFailed;
     m.error =
@@ -61,156 +53,11 @@ std::string Region::Impl::Unconfirmed(size_t i) const {
     });
 }
 
-void Region::Impl::ProgressAll(const Op &op) {
-    for (size_t i = 0; i < members_.size(); ++i)
-        if (!Out(members_[i].state))
-            if (!members_[i].replica->ProgressUnlessWaited())
-                MarkFailed(i, members_[i].replica->failure(), op);
-}
-
-size_t Region::Impl::Live() const {
-    size_t live = 0;
-    for (const Member &m : members_)
-        live += m.state == ReplicaState::kLive;
-    return live;
-}
-
-Status Region::Impl::QuorumLost(const Op &op) const {
-    std::string failed;
-    for (const Member &m : members_)
-        if (Out(m.state))
-            failed += "; " + m.error.ToString();
-    return Status(StatusCode::kQuorumLost,
-                  op.ToString() + ": " + std::to_string(Live()) + " of " +
-                      std::to_string(members_.size()) + " replicas live, " +
-                      std::to_string(quorum_) +
-                      " needed (Readd failed replicas once they are back)" + failed);
-}
-
-void Region::Impl::WaitForAny(const Op &op, std::chrono::milliseconds timeout) {
-    // Of the replicas that are not behind on earlier work (laggards), the
-    // one posted to last: when it answered, the others most likely have
-    // too, and their waits, next, find the answers in their sockets. Each
-    // replica waited for this way keeps its connection to this thread
-    // (rpma_core's inline linger) for the operations that follow.
-    size_t pick = waiting_.front();
-    for (size_t i : waiting_)
-        if (members_[i].replica->completed() >= members_[pick].replica->completed())
-            pick = i;
-    const bool alone = waiting_.size() == 1;
-    bool fired = false;
-    Replica &picked = *members_[pick].replica;
-    const bool works = picked.Wait(alone ? timeout : std::min(timeout, kInlineSlice), &fired);
-    if (!works)
-        MarkFailed(pick, picked.failure(), op);
-    if (alone)
-        return;
-    if (works && !fired) {
-        // Slow to answer: watch every replica waited for, and take whatever
-        // made an fd readable (a queue's event, a connection's end).
-        poll_fds_.clear();
-        poll_owners_.clear();
-        for (size_t i : waiting_)
-            for (int fd : members_[i].replica->Fds()) {
-                poll_fds_.push_back({fd, POLLIN, 0});
-                poll_owners_.push_back(i);
-            }
-        // What the slice left of the timeout.
-        (void)poll(poll_fds_.data(), poll_fds_.size(),
-                   static_cast<int>((timeout - std::min(timeout, kInlineSlice)).count()));
-        for (size_t k = 0; k < poll_fds_.size(); ++k) {
-            const size_t i = poll_owners_[k];
-            if (poll_fds_[k].revents == 0 || Out(members_[i].state))
-                continue;
-            Replica &r = *members_[i].replica;
-            if (!r.CheckConnection() || !r.Wait(std::chrono::milliseconds(0), &fired))
-                MarkFailed(i, r.failure(), op);
-        }
-    }
-}
-
-std::chrono::nanoseconds Region::Impl::PollRound(const Op &op, std::chrono::milliseconds timeout) {
-    std::chrono::nanoseconds relocking{0};
-    // As WaitForAny: the replica posted to last of those not behind, inline.
-    size_t pick = waiting_.front();
-    for (size_t i : waiting_)
-        if (members_[i].replica->completed() >= members_[pick].replica->completed())
-            pick = i;
-    Replica *const picked = members_[pick].replica.get();
-    // One replica to hear from: inline longer, as a wait inline that ends
-    // leaves its socket muted in the provider's progress engine a while
-    // (its linger), which poll(2) would sit out.
-    const std::chrono::milliseconds slice = waiting_.size() == 1 ? kPollSlice : kInlineSlice;
-    poller_ = true;
-    mu_.unlock();
-    const int waited = picked->AwaitEvent(std::min(timeout, slice));
-    relocking += Relock();
-    bool fired = false;
-    // (Marked failed, or even replaced by a Readd, meanwhile: nothing to take.)
-    if (members_[pick].replica.get() == picked && !Out(members_[pick].state) &&
-        !picked->TakeEvent(waited, &fired))
-        MarkFailed(pick, picked->failure(), op);
-    if (!fired && timeout > slice) {
-        // Slow to answer: watch every replica with work outstanding (any
-        // waiter's), and the wake fd for waiters that post meanwhile.
-        poller_fds_.clear();
-        poller_owners_.clear();
-        for (size_t i = 0; i < members_.size(); ++i)
-            if (!Out(members_[i].state) && !members_[i].replica->Idle())
-                for (int fd : members_[i].replica->Fds()) {
-                    poller_fds_.push_back({fd, POLLIN, 0});
-                    poller_owners_.push_back(i);
-                }
-        poller_fds_.push_back({wake_fd_, POLLIN, 0});
-        poller_owners_.push_back(members_.size());
-        poller_sleeping_ = true;
-        mu_.unlock();
-        (void)poll(poller_fds_.data(), poller_fds_.size(),
-                   static_cast<int>(std::min(timeout - slice, kPollSlice).count()));
-        relocking += Relock();
-        poller_sleeping_ = false;
-        uint64_t woken = 0;
-        const ssize_t drained = read(wake_fd_, &woken, sizeof woken);
-        (void)drained;  // nothing to drain is fine too
-        for (size_t k = 0; k < poller_fds_.size(); ++k) {
-            const size_t i = poller_owners_[k];
-            if (poller_fds_[k].revents == 0 || i == members_.size() || Out(members_[i].state))
-                continue;
-            Replica &r = *members_[i].replica;
-            if (!r.CheckConnection() || !r.Wait(std::chrono::milliseconds(0), &fired))
-                MarkFailed(i, r.failure(), op);
-        }
-    }
-    poller_ = false;
-    // Other waiters' completions may be on other replicas. Alone, the
-    // round's own replica was collected; polling the others here would cost
-    // the depth-1 path a read of each idle socket per round.
-    if (waiters_ > 0) {
-        ProgressAll(op);
-        progress_cv_.notify_all();
-    }
-    return relocking;
-}
-
-std::chrono::nanoseconds Region::Impl::AwaitPoller(std::chrono::milliseconds timeout) {
-    if (poller_sleeping_) {
-        poller_sleeping_ = false;
-        const uint64_t one = 1;
-        const ssize_t written = write(wake_fd_, &one, sizeof one);
-        (void)written;  // a full counter wakes it as well
-    }
-    ++waiters_;
-    const std::chrono::nanoseconds before = CoarseNow();
-    (void)progress_cv_.wait_for(mu_, timeout);
-    --waiters_;
-    return std::max(std::chrono::nanoseconds(0), CoarseNow() - before - timeout);
-}
-
 Status Region::Impl::EnsureRoom(const Op &op, bool persist, size_t requests) {
     auto has_room = [persist, requests](Replica &r) { return r.HasRoom(persist, requests); };
-    if (AllHold(has_room))
+    if (members_.AllHold(has_room))
         return Status();
-    return AwaitReleasing(op, Need::kAll, has_room);
+    return fan_out_.AwaitReleasing(op, Need::kAll, has_room);
 }
 
 Result<size_t> Region::Impl::StagingWithRoom(const Op &op, size_t length, bool then_persist) {
@@ -223,7 +70,7 @@ Result<size_t> Region::Impl::StagingWithRoom(const Op &op, size_t length, bool t
         if (Status s = EnsureRoom(op, then_persist, requests); !s.ok())
             return s;
         if (const std::optional<size_t> at = TakeStaging(length)) {
-            if (AllHold(has_room))
+            if (members_.AllHold(has_room))
                 return *at;
             continue;
         }
@@ -237,32 +84,11 @@ Status Region::Impl::AwaitStaging(const Op &op) {
     if (!reads_copying_.empty() && used_by >= *reads_copying_.begin()) {
         // A read's bytes, still to be copied out by the thread that takes
         // its completion (AwaitPosted), which wakes the waiters after it.
-        AwaitPoller(kPollSlice);
+        fan_out_.AwaitPoller(kPollSlice);
         return Status();
     }
-    return AwaitReleasing(op, Need::kAll, [used_by](Replica &r) { return r.Completed(used_by); });
-}
-
-std::chrono::nanoseconds Region::Impl::JudgeSilent(const Op &op, std::chrono::nanoseconds now) {
-    std::chrono::nanoseconds next = now + options_.operation_timeout;
-    for (size_t i : waiting_) {
-        Replica &r = *members_[i].replica;
-        const std::chrono::nanoseconds due = r.silent_since() + options_.operation_timeout;
-        if (due <= now)
-            MarkFailed(i, Unresponsive(r), op);
-        else
-            next = std::min(next, due);
-    }
-    return next;
-}
-
-Status Region::Impl::Unresponsive(Replica &r) {
-    // A connection that ended says more than the silence.
-    if (!r.CheckConnection())
-        return r.failure();
-    return Status(StatusCode::kDeadlineExceeded,
-                  "no completion within " + std::to_string(options_.operation_timeout.count()) +
-                      " ms (the daemon hangs or the network is cut; " + r.Backlog() + ")");
+    return fan_out_.AwaitReleasing(op, Need::kAll,
+                                   [used_by](Replica &r) { return r.Completed(used_by); });
 }
 
 Result<size_t> Region::Impl::AcquireStaging(const Op &op, size_t length) {
@@ -277,12 +103,12 @@ Result<size_t> Region::Impl::AcquireStaging(const Op &op, size_t length) {
 
 Region::Impl::Registered *Region::Impl::SendsFrom(std::span<const std::byte> bytes) {
     Registered *r = registered_.Find(bytes.data(), bytes.size());
-    if (r == nullptr || quorum_ >= members_.size())
+    if (r == nullptr || members_.quorum() >= members_.size())
         return r;
     size_t posted_to = 0;
     for (const Member &m : members_)
         posted_to += !Out(m.state);
-    return quorum_ >= posted_to ? r : nullptr;
+    return members_.quorum() >= posted_to ? r : nullptr;
 }
 
 Status Region::Impl::PostWrite(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
@@ -335,21 +161,6 @@ Status Region::Impl::PostPersist(const Op &op, uint64_t offset, uint64_t length,
     return Status();
 }
 
-size_t Region::Impl::Sole() const {
-    if (quorum_ != 1)
-        return members_.size();
-    size_t sole = members_.size();
-    for (size_t i = 0; i < members_.size(); ++i) {
-        if (Out(members_[i].state))
-            continue;
-        // A second one to post to, or one that does not count yet.
-        if (sole != members_.size() || members_[i].state != ReplicaState::kLive)
-            return members_.size();
-        sole = i;
-    }
-    return sole;
-}
-
 Status Region::Impl::Write(uint64_t offset, std::span<const std::byte> bytes, bool persist) {
     const Op op{persist ? Op::Kind::kWritePersist : Op::Kind::kWrite, offset, bytes.size()};
     if (!InRange(offset, bytes.size(), size_))
@@ -371,7 +182,7 @@ Status Region::Impl::WriteLocked(const Op &op, uint64_t offset, std::span<const 
 
 Status Region::Impl::PostWriteOp(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
                                  bool persist, Posted *posted) {
-    if (Status s = CheckQuorum(op); !s.ok() || bytes.empty())
+    if (Status s = members_.CheckQuorum(op); !s.ok() || bytes.empty())
         return s;
     uint64_t last = 0;
     if (Status s = PostWrite(op, offset, bytes, &last, persist); !s.ok())
@@ -379,7 +190,7 @@ Status Region::Impl::PostWriteOp(const Op &op, uint64_t offset, std::span<const 
     if (persist)
         if (Status s = PostPersist(op, offset, bytes.size(), &last); !s.ok())
             return s;
-    *posted = Posted::ByQuorum(last, persist, Sole() == members_.size());
+    *posted = Posted::ByQuorum(last, persist, members_.Sole() == members_.size());
     return Status();
 }
 
@@ -395,23 +206,22 @@ Status Region::Impl::AwaitPosted(const Op &op, const Posted &posted) {
         return Status();
     Status s;
     if (posted.read) {
-        s = AwaitReleasing(
+        s = fan_out_.AwaitReleasing(
             op, Need::kOne, [seq](Replica &r) { return r.Completed(seq); }, posted.replica);
         if (posted.staged != SIZE_MAX) {
             if (s.ok())
                 std::memcpy(posted.out.data(), ring_.at(posted.staged), posted.out.size());
             reads_copying_.erase(seq);
             // Writers may wait for the extent (AwaitStaging).
-            if (waiters_ > 0)
-                progress_cv_.notify_all();
+            fan_out_.WakeWaiters();
         }
         return s;
     }
     if (posted.persisted)
-        s = AwaitReleasing(
+        s = fan_out_.AwaitReleasing(
             op, Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; }, 0);
     else
-        s = AwaitReleasing(
+        s = fan_out_.AwaitReleasing(
             op, Need::kQuorum, [seq](Replica &r) { return r.Completed(seq); }, 0);
     if (s.ok() && posted.acknowledge)
         Acknowledge(op, seq);
@@ -425,14 +235,14 @@ bool Region::Impl::PostedDone(const Posted &posted) {
     if (seq == 0)
         return true;
     if (posted.read)
-        return Decide(
+        return fan_out_.Decide(
                    Need::kOne, [seq](Replica &r) { return r.Completed(seq); }, posted.replica) !=
                Outcome::kWaiting;
     if (posted.persisted)
-        return Decide(
+        return fan_out_.Decide(
                    Need::kQuorum, [seq](Replica &r) { return r.persisted() >= seq; }, 0) !=
                Outcome::kWaiting;
-    return Decide(
+    return fan_out_.Decide(
                Need::kQuorum, [seq](Replica &r) { return r.Completed(seq); }, 0) !=
            Outcome::kWaiting;
 }
@@ -456,12 +266,12 @@ Status Region::Impl::PersistLocked(const Op &op, uint64_t offset, uint64_t lengt
 }
 
 Status Region::Impl::PostPersistOp(const Op &op, uint64_t offset, uint64_t length, Posted *posted) {
-    if (Status s = CheckQuorum(op); !s.ok() || length == 0)
+    if (Status s = members_.CheckQuorum(op); !s.ok() || length == 0)
         return s;
     uint64_t seq = 0;
     if (Status s = PostPersist(op, offset, length, &seq); !s.ok())
         return s;
-    *posted = Posted::ByQuorum(seq, true, Sole() == members_.size());
+    *posted = Posted::ByQuorum(seq, true, members_.Sole() == members_.size());
     return Status();
 }
 
@@ -498,7 +308,7 @@ Status Region::Impl::CommitLocked(const Op &op, const Batch::Entry *entries, siz
 Status Region::Impl::PostCommitOp(const Op &op, const Batch::Entry *entries, size_t count,
                                   Posted *posted) {
     const uint64_t covering_offset = op.offset, covering_length = op.length;
-    if (Status s = CheckQuorum(op); !s.ok() || covering_length == 0)
+    if (Status s = members_.CheckQuorum(op); !s.ok() || covering_length == 0)
         return s;
     uint64_t seq = 0;
     for (size_t i = 0; i < count; ++i) {
@@ -543,8 +353,8 @@ Status Region::Impl::UnregisterBuffer(std::span<std::byte> bytes) {
     const uint64_t last = r->last_seq;
     // Laggards may still read it: wait for them (or for their failure), the
     // mutex held throughout.
-    (void)Await(Op{Op::Kind::kUnregister}, Need::kAll,
-                [last](Replica &replica) { return replica.Completed(last); });
+    (void)fan_out_.Await(Op{Op::Kind::kUnregister}, Need::kAll,
+                         [last](Replica &replica) { return replica.Completed(last); });
     for (Member &m : members_)
         if (m.replica)
             m.replica->Unregister(r->id);

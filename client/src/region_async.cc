@@ -18,12 +18,12 @@ Region::Impl::HeldPosts::HeldPosts(Impl &impl)
     : impl_(impl),
       hold_(std::this_thread::get_id() == impl.progress_id_ || !impl.in_flight_.empty()) {
     if (hold_)
-        impl_.HoldPosts(true);
+        impl_.members_.HoldPosts(true);
 }
 
 Region::Impl::HeldPosts::~HeldPosts() {
     if (hold_)
-        impl_.HoldPosts(false);  // the members now, should they have changed
+        impl_.members_.HoldPosts(false);  // the members now, should they have changed
 }
 
 void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes, bool persist,
@@ -106,7 +106,7 @@ void Region::Impl::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t i
     AwaitInFlightRoom(lock);
     if (!(p.status = Admit(p.op, false, true)).ok())
         ;
-    else if (attention_ && read_only_ && !legacy_)
+    else if (attention_ && read_only_ && !members_.legacy())
         // A reader's read is confirmed against the record afterwards: done
         // here, completed in order.
         p.status = ReadConfirmed(p.op, offset, out, index);
@@ -146,7 +146,7 @@ Status Region::Impl::PersistOrJoin(const Op &op, uint64_t offset, uint64_t lengt
         }
         forming_->bytes += length;
         posted->Join(forming_);
-        posted->acknowledge |= Sole() == members_.size();
+        posted->acknowledge |= members_.Sole() == members_.size();
         return Status();
     }
     Posted persist;
@@ -170,7 +170,7 @@ void Region::Impl::PostGroup() {
 size_t Region::Impl::PersistsInFlight() {
     while (!persists_posted_.empty()) {
         const uint64_t seq = persists_posted_.front();
-        if (!AllHold([seq](Replica &r) { return r.persisted() >= seq; }))
+        if (!members_.AllHold([seq](Replica &r) { return r.persisted() >= seq; }))
             break;
         persists_posted_.pop_front();
     }

@@ -1,13 +1,11 @@
-// Region::Impl, private to the library: the replica set's members, the
-// fan-out and its waits (region.cc), reads (region_read.cc), the
-// asynchronous operations' progress thread (region_async.cc), and the
-// resync of a failed replica (region_resync.cc).
+// Region::Impl, private to the library: the operations over the replica
+// set's members (members.h) and the fan-out's waits (fan_out.h): writes,
+// persists and batches (region.cc), reads (region_read.cc), the
+// asynchronous operations' progress thread (region_async.cc), the replica
+// set's records (region_open.cc) and the resync of a failed replica
+// (region_resync.cc).
 #ifndef CLIENT_SRC_REGION_IMPL_H
 #define CLIENT_SRC_REGION_IMPL_H
-
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -28,6 +26,8 @@
 #include "buffer_table.h"
 #include "cluster_authority.h"
 #include "coarse_clock.h"
+#include "fan_out.h"
+#include "members.h"
 #include "op.h"
 #include "plan.h"
 #include "replica.h"
@@ -51,64 +51,24 @@ constexpr size_t kGroupPersistsInFlight = 4;
 // How many bytes more than its persists' own a group's covering range may
 // span (JoinsGroup).
 constexpr uint64_t kGroupSlack = 64 << 10;
-// How long a wait for several replicas reads the likeliest one's connection
-// inline before it watches all of them at once (poll(2) on their fds):
-// replicas that answer within it are collected without a hand-off between
-// threads; past it, whichever answers or fails first is seen at once.
-constexpr std::chrono::milliseconds kInlineSlice{1};
-// The data path's poller waits (inline on its one replica, or on the
-// replicas' fds in poll(2)) for at most this at a time, then collects and
-// looks again: a completion's event may have been taken by a thread that
-// holds the mutex to the end (a read), and the poller must not sleep
-// through it until its deadline; nor may a thread that closes a replica
-// wait long for the poller's inline wait on it.
-constexpr std::chrono::milliseconds kPollSlice{10};
-
-// A replica the operations leave out: failed while open, or stale since the
-// open (no session).
-inline bool Out(ReplicaState state) {
-    return state == ReplicaState::kFailed || state == ReplicaState::kStale;
-}
-
-class Region::Impl {
+class Region::Impl : private FanOut::Failures {
   public:
-    struct Member {
-        std::string address;
-        std::string data_address;  // ReplicaSet::data_addresses' override, if any
-        std::unique_ptr<ControlPlane> control;
-        std::unique_ptr<Replica> replica;
-        ReplicaState state = ReplicaState::kFailed;
-        Status error;
-        // The last seq posted before it joined (Readd): what came before is
-        // not its to confirm.
-        uint64_t joined_after = 0;
-        // The session of a connection that Readd dropped and whose end the
-        // daemon has not been seen to reach: until it has, the daemon may
-        // still apply that connection's queued writes, over a resync's copy.
-        std::string draining_session;
-        // Its daemon's identity (as reached), and the generation that first
-        // excluded it from the in-sync members (0 while in sync).
-        std::string daemon_id;
-        uint64_t stale_since = 0;
-    };
     using Registered = BufferTable::Buffer;
-    // Await's notion of done: the quorum (with records: every in-sync
-    // member, at least the quorum; legacy: the quorum of live replicas),
-    // every replica not failed, or one replica.
-    enum class Need { kQuorum, kAll, kOne };
+    using Need = FanOut::Need;
+    using Outcome = FanOut::Outcome;
 
     Impl(std::string name, OpenOptions options)
         : name_(std::move(name)),
           options_(std::move(options)),
-          wake_fd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+          fan_out_(members_, mu_, options_.operation_timeout, *this),
           max_in_flight_(options_.max_in_flight == 0 ? 64 : options_.max_in_flight) {}
     ~Impl() {
         StopMaintenance();
         StopProgress();
         std::lock_guard lock(mu_);
         // Let laggards finish what they were given before disconnecting.
-        (void)Await(Op{Op::Kind::kClosing}, Need::kAll,
-                    [&](Replica &r) { return r.Completed(seq_); });
+        (void)fan_out_.Await(Op{Op::Kind::kClosing}, Need::kAll,
+                             [&](Replica &r) { return r.Completed(seq_); });
         // A replica that failed and was not recorded stale may miss the
         // last writes: the next writer reconciles the hot extents.
         if (authority_ && (record_pending_ || fenced_))
@@ -118,8 +78,6 @@ class Region::Impl {
         // connection may read them to send until its registrations are gone
         // (~Replica), whatever order the members are declared in.
         members_.clear();
-        if (wake_fd_ >= 0)
-            close(wake_fd_);
     }
 
     Status OpenAll(const ReplicaSet &set);
@@ -313,91 +271,15 @@ class Region::Impl {
     // Copies extent [offset, offset + length) from `source` to member
     // `index` (read, write, persist), under the mutex (`lock` held).
     Status CopyExtent(size_t index, uint64_t offset, uint64_t length);
-    void MarkFailed(size_t i, Status why, const Op &op);
+    // Marks member `i` failed during `op` (why: `why`): reported, left out
+    // of every later operation, its connection closed; one in sync in the
+    // record is recorded STALE before the next acknowledgement (Finish).
+    void MarkFailed(size_t i, Status why, const Op &op) override;
     // Remembers `op`, acknowledged by the quorum once `seq` was confirmed.
     void Acknowledge(const Op &op, uint64_t seq) { acknowledged_.Add(op, seq); }
     // "; it had not confirmed N earlier operations ..., from A to B" for
     // replica `i`, or "" when it confirmed every remembered one.
     std::string Unconfirmed(size_t i) const;
-    void ProgressAll(const Op &op);
-    size_t Live() const;
-    Status QuorumLost(const Op &op) const;
-    // The first live member (a repair's source); members_.size() if none.
-    size_t FirstLive() const {
-        for (size_t i = 0; i < members_.size(); ++i)
-            if (members_[i].state == ReplicaState::kLive)
-                return i;
-        return members_.size();
-    }
-    Status CheckQuorum(const Op &op) const { return Live() < quorum_ ? QuorumLost(op) : Status(); }
-    // Returns once `need` is met by `done` (or can no longer be), marking
-    // replicas that take longer than operation_timeout failed. Returns at
-    // once when it is met already; otherwise it first collects everything
-    // ready (laggards included), then waits.
-    // `done(Replica &)` says whether a replica did what is waited for (a
-    // template: no std::function on the hot path).
-    template <typename Done>
-    Status Await(const Op &op, Need need, const Done &done, size_t only = 0);
-    // Await for the data path (writes, persists, batches): the same verdicts
-    // and timeouts, but mu_ is released while the thread waits, so other
-    // threads post meanwhile. One thread at a time (the poller) waits on the
-    // replicas' queues and collects every completion, whoever's it is; the
-    // others wait on progress_cv_, which the poller signals after each
-    // round. Callers must hold nothing across it that another operation
-    // could take (a staging slot is chosen and posted to without a wait in
-    // between: SlotWithRoom).
-    template <typename Done>
-    Status AwaitReleasing(const Op &op, Need need, const Done &done, size_t only = 0);
-    // One round of the poller (mu_ held on entry and on return, released
-    // in between): the likeliest of waiting_ read inline for kInlineSlice
-    // (kPollSlice when it is the only one),
-    // then, if nothing came, every replica with work outstanding watched
-    // (poll(2)) up to `timeout` (kPollSlice at most); then everything
-    // collected, the waiters woken.
-    // Returns how long it waited to take mu_ back (see Relock).
-    std::chrono::nanoseconds PollRound(const Op &op, std::chrono::milliseconds timeout);
-    // A non-poller's wait, up to `timeout`, for the poller's next round.
-    // Returns how much longer than `timeout` it took (mu_ held elsewhere).
-    std::chrono::nanoseconds AwaitPoller(std::chrono::milliseconds timeout);
-    // Takes mu_ back; returns how long that took. A data-path wait does not
-    // count that time against its replicas' operation_timeout: meanwhile
-    // another thread held mu_ (recording a failure on the control plane,
-    // copying a repair's extent) and nobody could collect their completions,
-    // so their silence says nothing of them.
-    std::chrono::nanoseconds Relock() {
-        const std::chrono::nanoseconds before = CoarseNow();
-        mu_.lock();
-        return CoarseNow() - before;
-    }
-    // Await's verdict now. kWaiting leaves the replicas still to be heard
-    // from in waiting_.
-    enum class Outcome { kMet, kWaiting, kQuorumLost, kReplicaFailed };
-    template <typename Done>
-    Outcome Decide(Need need, const Done &done, size_t only);
-    // A wait's Status for an outcome that is not kWaiting.
-    Status Verdict(const Op &op, Outcome outcome, size_t only) const {
-        if (outcome == Outcome::kQuorumLost)
-            return QuorumLost(op);
-        if (outcome == Outcome::kReplicaFailed)
-            return members_[only].error;
-        return Status();
-    }
-    // One wait, of at most `timeout`, for any of waiting_ to make progress.
-    void WaitForAny(const Op &op, std::chrono::milliseconds timeout);
-    // Whether `holds` is true of every replica not failed: the check that
-    // spares an operation whose resources are free the cost of an Await.
-    template <typename Predicate>
-    bool AllHold(const Predicate &holds) const;
-    // Why replica `r` did not complete within operation_timeout: its
-    // connection's end when it ended, else the silence.
-    Status Unresponsive(Replica &r);
-    // An operation's deadline passed at `now`: marks failed each replica it
-    // still waits for (waiting_) that has been silent for operation_timeout
-    // (Replica::silent_since), and returns when the next of the others will
-    // have been. Their silence may have begun later than the operation's
-    // wait: it waited behind another replica (one cut, since marked failed)
-    // while they answered everything else.
-    std::chrono::nanoseconds JudgeSilent(const Op &op, std::chrono::nanoseconds now);
     // Data path (AwaitReleasing): room for `requests` work requests (and a
     // persist's flush) on every replica not failed.
     Status EnsureRoom(const Op &op, bool persist, size_t requests = 1);
@@ -421,15 +303,9 @@ class Region::Impl {
     std::optional<size_t> TakeStaging(size_t length) {
         return ring_.Take(length, seq_ + 1, [this](uint64_t seq) {
             return (reads_copying_.empty() || seq < *reads_copying_.begin()) &&
-                   AllHold([seq](Replica &r) { return r.Completed(seq); });
+                   members_.AllHold([seq](Replica &r) { return r.Completed(seq); });
         });
     }
-
-    // A set with one replica to hear from, that counts (live) and meets a
-    // quorum of one alone: the replica, or members_.size() when the set has
-    // none such. Nothing is acknowledged without it, so its operations go
-    // into no acknowledgement history.
-    size_t Sole() const;
 
     // The registered buffer holding `bytes` when a write may send from it
     // directly, else nullptr (unregistered, or to be staged). Directly only
@@ -497,17 +373,6 @@ class Region::Impl {
         Impl &impl_;
         const bool hold_;
     };
-    void HoldPosts(bool hold) {
-        for (Member &m : members_)
-            m.replica->HoldPosts(hold);
-    }
-    // Sends what waits for the doorbell, on every replica: before a wait
-    // blocks (AwaitReleasing), which is what makes holding safe.
-    void RingAll() {
-        for (Member &m : members_)
-            if (!Out(m.state))
-                m.replica->RingDoorbell();
-    }
     // Waits, mu_ held by `lock`, while max_in_flight operations are
     // outstanding (not on the progress thread: a completion callback's
     // submissions would wait for itself).
@@ -519,14 +384,12 @@ class Region::Impl {
 
     const std::string name_;
     const OpenOptions options_;
-    size_t quorum_ = 0;
     uint64_t size_ = 0;
 
     // The replica set's record (REPLICA_SETS.md), as this Region last
-    // recorded or read it; members in members_' order. Unused when legacy_.
+    // recorded or read it; members in members_' order. Unused when legacy.
     ::rpmad::v1::ReplicaSetRecord record_;
     uint64_t generation_ = 0;
-    bool legacy_ = false;     // the daemons keep no records
     bool read_only_ = false;  // OpenOptions::read_only
     std::string writer_id_;   // "host pid N"
     // The operations' one check: set while any of the below is.
@@ -546,30 +409,18 @@ class Region::Impl {
     // waits for its replicas (AwaitReleasing): posting order under it is
     // each replica's execution order.
     mutable std::mutex mu_;
-    // The data path's waits (AwaitReleasing): a poller at a time.
-    std::condition_variable_any progress_cv_;
-    bool poller_ = false;
-    size_t waiters_ = 0;  // threads in AwaitPoller
-    // The poller sleeps in poll(2): a new waiter wakes it through wake_fd_
-    // (its replicas may not be among those watched).
-    bool poller_sleeping_ = false;
-    const int wake_fd_;
-    std::vector<pollfd> poller_fds_;
-    std::vector<size_t> poller_owners_;
     // Declared before members_, which send from it, so that it outlives
     // them even without ~Impl's explicit teardown.
     StagingRing ring_;
-    std::vector<Member> members_;
+    Members members_;
+    // The waits (mu_ held), which report failures to MarkFailed.
+    FanOut fan_out_;
     uint64_t seq_ = 0;  // the last seq posted
     BufferTable registered_;
     // The last operations acknowledged by the quorum: a laggard that fails
     // is reported with those it had not confirmed. As many as a replica's
     // send queue holds work requests, so no laggard is behind on more.
     AckHistory acknowledged_{Replica::kSqSize};
-    // Await's scratch space, kept to spare an allocation per wait.
-    std::vector<size_t> waiting_;
-    std::vector<pollfd> poll_fds_;
-    std::vector<size_t> poll_owners_;
 
     std::mutex maintenance_mu_;
     std::condition_variable maintenance_cv_;
@@ -594,109 +445,6 @@ class Region::Impl {
     std::thread progress_;
     std::thread::id progress_id_;
 };
-
-// The waits are templates over their predicates (no std::function on the
-// hot path), so they are defined here for both files of Region::Impl.
-
-template <typename Done>
-Region::Impl::Outcome Region::Impl::Decide(Need need, const Done &done, size_t only) {
-    size_t confirmed = 0, undecided = 0;
-    waiting_.clear();
-    for (size_t i = 0; i < members_.size(); ++i) {
-        Member &m = members_[i];
-        if (Out(m.state) || (need == Need::kOne && i != only))
-            continue;
-        const bool ok = done(*m.replica);
-        if (m.state == ReplicaState::kLive) {
-            confirmed += ok;
-            undecided += !ok;
-        }
-        if (!ok)
-            waiting_.push_back(i);
-    }
-    if (need == Need::kOne && Out(members_[only].state))
-        return Outcome::kReplicaFailed;
-    if (need == Need::kQuorum) {
-        // With records every in-sync member is waited for, the quorum is
-        // the fewest it may acknowledge with (rule 3); legacy: the quorum.
-        switch (legacy_ ? QuorumVerdict(confirmed, undecided, quorum_)
-                        : InSyncVerdict(confirmed, undecided, quorum_)) {
-            case Verdict::kDone:
-                return Outcome::kMet;
-            case Verdict::kLost:
-                return Outcome::kQuorumLost;
-            case Verdict::kWaiting:
-                return Outcome::kWaiting;
-        }
-    }
-    // kAll waits for resources (slots, queue room), which reads need even
-    // without a quorum; operations check it themselves.
-    return waiting_.empty() ? Outcome::kMet : Outcome::kWaiting;
-}
-
-template <typename Done>
-Status Region::Impl::Await(const Op &op, Need need, const Done &done, size_t only) {
-    auto finish = [&](Outcome outcome) { return Verdict(op, outcome, only); };
-    if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
-        return finish(outcome);
-    std::chrono::nanoseconds now = CoarseNow();
-    std::chrono::nanoseconds deadline = now + options_.operation_timeout;
-    RingAll();
-    ProgressAll(op);
-    // One clock read per wait: a wait that ends the operation needs no other.
-    for (bool first = true;; first = false) {
-        if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
-            return finish(outcome);
-        if (!first)
-            now = CoarseNow();
-        if (now >= deadline) {
-            deadline = JudgeSilent(op, now);
-            continue;
-        }
-        WaitForAny(op, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
-    }
-}
-
-template <typename Done>
-Status Region::Impl::AwaitReleasing(const Op &op, Need need, const Done &done, size_t only) {
-    auto finish = [&](Outcome outcome) { return Verdict(op, outcome, only); };
-    if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
-        return finish(outcome);
-    std::chrono::nanoseconds now = CoarseNow();
-    std::chrono::nanoseconds deadline = now + options_.operation_timeout;
-    ProgressAll(op);
-    bool collected = false;
-    for (bool first = true;; first = false) {
-        if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
-            return finish(outcome);
-        if (!first)
-            now = CoarseNow();
-        if (now >= deadline) {
-            // A thread that waited for the poller may find completions no
-            // one collected yet: collect before judging.
-            if (!collected) {
-                collected = true;
-                for (size_t i : waiting_)
-                    if (!members_[i].replica->Progress())
-                        MarkFailed(i, members_[i].replica->failure(), op);
-                continue;
-            }
-            collected = false;
-            deadline = JudgeSilent(op, now);
-            continue;
-        }
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
-        deadline += poller_ ? AwaitPoller(left) : PollRound(op, left);
-    }
-}
-
-template <typename Predicate>
-bool Region::Impl::AllHold(const Predicate &holds) const {
-    for (const Member &m : members_)
-        if (!Out(m.state) && !holds(*m.replica))
-            return false;
-    return true;
-}
 
 }  // namespace rpma::client
 

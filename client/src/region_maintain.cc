@@ -80,7 +80,7 @@ Status Region::Impl::Retire(size_t i, const std::string &why) {
     std::lock_guard lock(mu_);
     if (members_[i].state != ReplicaState::kLive)
         return Status();
-    if (Live() <= quorum_)
+    if (members_.Live() <= members_.quorum())
         return Status(StatusCode::kFailedPrecondition,
                       "replica " + std::to_string(i) + " stays until another is in sync");
     MarkFailed(i, Status(StatusCode::kFailedPrecondition, "moved to another node: " + why), op);

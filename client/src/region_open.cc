@@ -82,7 +82,7 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
         if (!data.empty() && !util::SplitHostPort(data, &error))
             return Status(StatusCode::kInvalidArgument, "data-plane address " + error);
     }
-    quorum_ = options_.quorum == 0 ? set.addresses.size() : options_.quorum;
+    members_.set_quorum(options_.quorum == 0 ? set.addresses.size() : options_.quorum);
     read_only_ = options_.read_only;
     // A read-only Region's writes are refused; a cluster writer checks its
     // lease before each operation.
@@ -162,13 +162,13 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
             }
         return Status(first.code(), "opening region " + name_ + ": " + std::to_string(opened) +
                                         " of " + std::to_string(n) + " replicas opened, " +
-                                        std::to_string(quorum_) + " needed: " + all)
+                                        std::to_string(members_.quorum()) + " needed: " + all)
             .WithReplica(*first.replica(), first.replica_address());
     };
     size_t reached = 0;
     for (const ReplicaSetAnswer &a : answers)
         reached += a.kind != ReplicaSetAnswer::Kind::kUnreached;
-    if (reached < quorum_)
+    if (reached < members_.quorum())
         return too_few(reached);
 
     // 2. The rules (replica_set_state.h), and the writer's view recorded.
@@ -176,7 +176,7 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
     input.region = name_;
     input.addresses = set.addresses;
     input.answers = answers;
-    input.quorum = quorum_;
+    input.quorum = members_.quorum();
     input.writer = !read_only_;
     input.force = options_.force;
     input.repair_takeover = options_.repair_takeover;
@@ -188,7 +188,7 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
     const ReplicaSetDecision decision = DecideReplicaSet(input);
     if (!decision.status.ok())
         return decision.status;
-    legacy_ = decision.legacy;
+    members_.set_legacy(decision.legacy);
     record_ = decision.newest;
     generation_ = record_.generation();
     if (decision.change) {
@@ -219,7 +219,7 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
     }
 
     // 3. Sessions on the replicas in sync, under the generation held.
-    const uint64_t session_generation = read_only_ || legacy_ ? 0 : generation_;
+    const uint64_t session_generation = read_only_ || members_.legacy() ? 0 : generation_;
     for (size_t i = 0; i < n; ++i) {
         Member &m = members_[i];
         if (!decision.in_sync[i])
@@ -251,8 +251,8 @@ Status Region::Impl::OpenAll(const ReplicaSet &set) {
         if (m.daemon_id.empty())
             m.daemon_id = m.replica->daemon_id();
     }
-    if (Live() < quorum_)
-        return too_few(Live());
+    if (members_.Live() < members_.quorum())
+        return too_few(members_.Live());
     if (record_pending_)
         if (Status s = Settle(Op{Op::Kind::kOpen}); !s.ok())
             return s;

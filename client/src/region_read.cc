@@ -16,7 +16,7 @@ Status Region::Impl::Read(uint64_t offset, std::span<std::byte> out, size_t inde
     if (attention_) [[unlikely]] {
         if (Status s = Attend(op, false); !s.ok())
             return s;
-        if (read_only_ && !legacy_)
+        if (read_only_ && !members_.legacy())
             return ReadConfirmed(op, offset, out, index);
     }
     return ReadLocked(op, offset, out, index);
@@ -62,7 +62,7 @@ Status Region::Impl::PostReadPiece(const Op &op, uint64_t offset, std::span<std:
     // Room on the replica and, when staged, an extent, both true together
     // (each wait releases mu_: look at both again after it).
     for (;;) {
-        if (Status s = AwaitReleasing(
+        if (Status s = fan_out_.AwaitReleasing(
                 op, Need::kOne, [](Replica &r) { return r.HasRoom(false); }, index);
             !s.ok())
             return s;

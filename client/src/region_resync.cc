@@ -87,9 +87,9 @@ Status Region::Impl::CopyExtent(size_t index, uint64_t offset, uint64_t length) 
     };
     if (Out(members_[index].state))
         return members_[index].error;
-    size_t source = FirstLive();
+    size_t source = members_.FirstLive();
     if (source == members_.size())
-        return fail(QuorumLost(op));
+        return fail(members_.QuorumLost(op));
     // Chunk by chunk under the mutex: a write to the extent lands either
     // before its read from the source (and is copied) or after it (and is
     // posted to the target behind the copy).
@@ -100,11 +100,11 @@ Status Region::Impl::CopyExtent(size_t index, uint64_t offset, uint64_t length) 
         const size_t local = *at;
         // Room on both send queues first: the writes posted at depth may
         // have filled them, and a post past a full queue fails the replica.
-        if (Status s = Await(
+        if (Status s = fan_out_.Await(
                 op, Need::kOne, [](Replica &r) { return r.HasRoom(false); }, source);
             !s.ok())
             return fail(s);
-        if (Status s = Await(
+        if (Status s = fan_out_.Await(
                 op, Need::kOne, [](Replica &r) { return r.HasRoom(true, 2); }, index);
             !s.ok())
             return s;
@@ -112,7 +112,7 @@ Status Region::Impl::CopyExtent(size_t index, uint64_t offset, uint64_t length) 
         if (Replica &r = *members_[source].replica;
             !r.PostRead(piece.offset, kStagingId, local, piece.length, read_seq))
             MarkFailed(source, r.failure(), op);
-        Status s = Await(
+        Status s = fan_out_.Await(
             op, Need::kOne, [read_seq](Replica &r) { return r.Completed(read_seq); }, source);
         if (!s.ok())
             return fail(s);  // the source failed: repair again from another
@@ -123,7 +123,7 @@ Status Region::Impl::CopyExtent(size_t index, uint64_t offset, uint64_t length) 
         if (!target.PostWrite(piece.offset, kStagingId, local, piece.length, write_seq) ||
             !target.PostPersist(piece.offset, piece.length, persist_seq))
             return fail(target.failure());
-        s = Await(
+        s = fan_out_.Await(
             op, Need::kOne, [persist_seq](Replica &r) { return r.persisted() >= persist_seq; },
             index);
         if (!s.ok())
@@ -187,7 +187,7 @@ Status Region::Impl::Repair(size_t index, const RepairOptions &options) {
 
     // Recorded REPAIRING (generation + 1): every other writer is fenced.
     uint64_t session_generation = 0;
-    if (!legacy_) {
+    if (!members_.legacy()) {
         v1::GetReplicaSetRequest get;
         get.set_region(name_);
         v1::ReplicaSetView view;
@@ -251,7 +251,7 @@ Status Region::Impl::Repair(size_t index, const RepairOptions &options) {
         if (options.progress)
             options.progress(progress);
         const auto now = std::chrono::steady_clock::now();
-        if (legacy_ || (!force && now - last_report < std::chrono::seconds(1)))
+        if (members_.legacy() || (!force && now - last_report < std::chrono::seconds(1)))
             return;
         last_report = now;
         std::unique_lock held(mu_);
@@ -273,22 +273,22 @@ Status Region::Impl::Repair(size_t index, const RepairOptions &options) {
         const uint64_t length = std::min(window, size_ - at);
         const uint64_t extents = (length + kExtent - 1) / kExtent;
         std::vector<bool> differs(extents, true);
-        if (!legacy_) {
+        if (!members_.legacy()) {
             lock.lock();
             if (fenced_)
                 return fenced_status_;
             if (Out(members_[index].state))
                 return members_[index].error;
-            size_t source = FirstLive();
+            size_t source = members_.FirstLive();
             if (source == members_.size()) {
-                const Status lost = QuorumLost(op);
+                const Status lost = members_.QuorumLost(op);
                 MarkFailed(index, lost, op);
                 return lost;
             }
             // The source has applied every write posted before the target
             // joined (those the target does not get): its checksums
             // include them.
-            if (Status s = Await(
+            if (Status s = fan_out_.Await(
                     op, Need::kOne,
                     [joined_after](Replica &r) { return r.Completed(joined_after); }, source);
                 !s.ok()) {
@@ -332,7 +332,7 @@ Status Region::Impl::Repair(size_t index, const RepairOptions &options) {
     lock.lock();
     if (Out(members_[index].state))
         return members_[index].error;
-    if (!legacy_) {
+    if (!members_.legacy()) {
         if (fenced_)
             return fenced_status_;
         auto next = Successor(record_, writer_id_, NowSeconds(), "repair finished");
@@ -411,9 +411,9 @@ Status Region::Impl::Reconcile() {
             continue;  // beyond the region (a log of a larger one?)
         const uint64_t offset = extent * extent_bytes;
         const uint64_t length = std::min(extent_bytes, size_ - offset);
-        const size_t source = FirstLive();
+        const size_t source = members_.FirstLive();
         if (source == members_.size())
-            return QuorumLost(op);
+            return members_.QuorumLost(op);
         auto theirs = Checksums(*members_[source].control, name_, offset, length);
         if (!theirs.ok())
             return theirs.status().WithReplica(source, members_[source].address);
@@ -438,8 +438,8 @@ Status Region::Impl::Reconcile() {
     if (record_pending_)
         if (Status s = Settle(op); !s.ok())
             return s;
-    if (Live() < quorum_)
-        return QuorumLost(op);
+    if (members_.Live() < members_.quorum())
+        return members_.QuorumLost(op);
     lock.unlock();
     return authority_->ClearInherited();
 }
