@@ -15,8 +15,7 @@
 namespace rpma::client {
 
 Region::Impl::HeldPosts::HeldPosts(Impl &impl)
-    : impl_(impl),
-      hold_(std::this_thread::get_id() == impl.progress_id_ || !impl.in_flight_.empty()) {
+    : impl_(impl), hold_(impl.in_flight_.OnProgressThread() || !impl.in_flight_.empty()) {
     if (hold_)
         impl_.members_.HoldPosts(true);
 }
@@ -32,7 +31,7 @@ void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes,
     p.op = {persist ? Op::Kind::kWritePersist : Op::Kind::kWrite, offset, bytes.size()};
     p.done = std::move(done);
     std::unique_lock lock(mu_);
-    AwaitInFlightRoom(lock);
+    in_flight_.AwaitRoom(lock);
     const HeldPosts held(*this);
     // A refusal before anything was posted goes through neither Finish
     // nor Pinned, as a synchronous call's.
@@ -48,7 +47,7 @@ void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes,
         if (deferred && p.status.ok())
             p.status = PersistOrJoin(p.op, offset, bytes.size(), &p.posted);
     }
-    Enqueue(std::move(p));
+    in_flight_.Push(std::move(p));
 }
 
 void Region::Impl::PersistAsync(uint64_t offset, uint64_t length, Completion done) {
@@ -56,13 +55,13 @@ void Region::Impl::PersistAsync(uint64_t offset, uint64_t length, Completion don
     p.op = {Op::Kind::kPersist, offset, length};
     p.done = std::move(done);
     std::unique_lock lock(mu_);
-    AwaitInFlightRoom(lock);
+    in_flight_.AwaitRoom(lock);
     const HeldPosts held(*this);
     if ((p.status = Admit(p.op, true, false)).ok()) {
         p.finish = true;
         p.status = PersistOrJoin(p.op, offset, length, &p.posted);
     }
-    Enqueue(std::move(p));
+    in_flight_.Push(std::move(p));
 }
 
 void Region::Impl::CommitAsync(std::vector<Batch::Entry> entries, Completion done) {
@@ -80,7 +79,7 @@ void Region::Impl::CommitAsync(std::vector<Batch::Entry> entries, Completion don
     const Span covering = Covering(ranges);
     p.op = {Op::Kind::kBatch, covering.offset, covering.length, entries.size()};
     std::unique_lock lock(mu_);
-    AwaitInFlightRoom(lock);
+    in_flight_.AwaitRoom(lock);
     const HeldPosts held(*this);
     if (!p.status.ok())
         ;
@@ -94,7 +93,7 @@ void Region::Impl::CommitAsync(std::vector<Batch::Entry> entries, Completion don
             p.status = PostCommitOp(p.op, entries.data(), entries.size(), &p.posted);
         }
     }
-    Enqueue(std::move(p));
+    in_flight_.Push(std::move(p));
 }
 
 void Region::Impl::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t index,
@@ -103,7 +102,7 @@ void Region::Impl::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t i
     p.op = {Op::Kind::kRead, offset, out.size(), 0, index};
     p.done = std::move(done);
     std::unique_lock lock(mu_);
-    AwaitInFlightRoom(lock);
+    in_flight_.AwaitRoom(lock);
     if (!(p.status = Admit(p.op, false, true)).ok())
         ;
     else if (attention_ && read_only_ && !members_.legacy())
@@ -122,7 +121,7 @@ void Region::Impl::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t i
         if (p.status.ok())
             p.status = ReadLocked(p.op, offset + taken, out.subspan(taken), index);
     }
-    Enqueue(std::move(p));
+    in_flight_.Push(std::move(p));
 }
 
 bool Region::Impl::Defers(uint64_t offset, uint64_t length) {
@@ -177,21 +176,6 @@ size_t Region::Impl::PersistsInFlight() {
     return persists_posted_.size();
 }
 
-void Region::Impl::AwaitInFlightRoom(std::unique_lock<std::mutex> &lock) {
-    if (std::this_thread::get_id() == progress_id_)
-        return;
-    room_cv_.wait(lock, [this] { return in_flight_.size() < max_in_flight_; });
-}
-
-void Region::Impl::Enqueue(Pending pending) {
-    in_flight_.push_back(std::move(pending));
-    if (!progress_.joinable()) {
-        progress_ = std::thread([this] { ProgressLoop(); });
-        progress_id_ = progress_.get_id();
-    }
-    pending_cv_.notify_one();
-}
-
 Status Region::Impl::Complete(Pending &p) {
     // operation_timeout counts from when the operation is the oldest one
     // outstanding, as a synchronous call's from when it starts to wait: a
@@ -209,43 +193,10 @@ Status Region::Impl::Complete(Pending &p) {
     return s;
 }
 
-void Region::Impl::ProgressLoop() {
-    std::vector<std::pair<Completion, Status>> ready;
-    std::unique_lock lock(mu_);
-    for (;;) {
-        pending_cv_.wait(lock, [this] { return progress_stopping_ || !in_flight_.empty(); });
-        if (in_flight_.empty())
-            return;  // stopping, and every submission completed
-        // The oldest (which may wait, mu_ released), then every later one
-        // already done: their callbacks run together, without mu_.
-        do {
-            Pending &p = in_flight_.front();
-            Status s = Complete(p);
-            ready.emplace_back(std::move(p.done), std::move(s));
-            in_flight_.pop_front();
-        } while (!in_flight_.empty() &&
-                 (!in_flight_.front().status.ok() || PostedDone(in_flight_.front().posted)));
-        // A persist in flight completed: the group formed meanwhile goes.
-        if (forming_ != nullptr && PersistsInFlight() < kGroupPersistsInFlight)
-            PostGroup();
-        room_cv_.notify_all();
-        lock.unlock();
-        for (auto &[done, status] : ready)
-            if (done)
-                done(std::move(status));
-        ready.clear();
-        lock.lock();
-    }
-}
-
-void Region::Impl::StopProgress() {
-    {
-        std::lock_guard lock(mu_);
-        progress_stopping_ = true;
-    }
-    pending_cv_.notify_all();
-    if (progress_.joinable())
-        progress_.join();
+void Region::Impl::AfterCompletions() {
+    // A persist in flight completed: the group formed meanwhile goes.
+    if (forming_ != nullptr && PersistsInFlight() < kGroupPersistsInFlight)
+        PostGroup();
 }
 
 }  // namespace rpma::client

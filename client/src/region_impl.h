@@ -27,6 +27,7 @@
 #include "cluster_authority.h"
 #include "coarse_clock.h"
 #include "fan_out.h"
+#include "in_flight.h"
 #include "members.h"
 #include "op.h"
 #include "plan.h"
@@ -51,7 +52,7 @@ constexpr size_t kGroupPersistsInFlight = 4;
 // How many bytes more than its persists' own a group's covering range may
 // span (JoinsGroup).
 constexpr uint64_t kGroupSlack = 64 << 10;
-class Region::Impl : private FanOut::Failures {
+class Region::Impl : private FanOut::Failures, private InFlight::Completer {
   public:
     using Registered = BufferTable::Buffer;
     using Need = FanOut::Need;
@@ -61,10 +62,10 @@ class Region::Impl : private FanOut::Failures {
         : name_(std::move(name)),
           options_(std::move(options)),
           fan_out_(members_, mu_, options_.operation_timeout, *this),
-          max_in_flight_(options_.max_in_flight == 0 ? 64 : options_.max_in_flight) {}
+          in_flight_(mu_, options_.max_in_flight == 0 ? 64 : options_.max_in_flight, *this) {}
     ~Impl() {
         StopMaintenance();
-        StopProgress();
+        in_flight_.Stop();
         std::lock_guard lock(mu_);
         // Let laggards finish what they were given before disconnecting.
         (void)fan_out_.Await(Op{Op::Kind::kClosing}, Need::kAll,
@@ -133,46 +134,6 @@ class Region::Impl : private FanOut::Failures {
     // Takes in-sync member `i` out (recorded stale) to copy it elsewhere,
     // when the others still meet the quorum.
     Status Retire(size_t i, const std::string &why);
-    // What an operation's posts left to wait for: `seq` completed
-    // (`persisted`: acknowledged durable) by the quorum, or on replica
-    // `replica` alone (a read). seq 0: nothing. `acknowledge`: remembered
-    // among the acknowledged operations once met (not with a Sole replica).
-    // Persists deferred together (group commit): one persist covering
-    // their ranges, posted by the progress thread; their operations wait
-    // for its sequence number.
-    struct Group {
-        Span covering;
-        uint64_t bytes = 0;  // the deferred persists' own lengths
-        uint64_t seq = 0;    // the covering persist's, once posted
-        Status status;       // why it could not be posted
-    };
-    struct Posted {
-        uint64_t seq = 0;
-        // Group commit: the persist this operation waits for (seq is its
-        // write's until the group is posted).
-        std::shared_ptr<Group> group;
-        bool persisted = false;
-        bool acknowledge = false;
-        bool read = false;
-        size_t replica = 0;
-        // A staged read: where its bytes land in the ring (copied out to
-        // `out` once complete); SIZE_MAX when not staged.
-        size_t staged = SIZE_MAX;
-        std::span<std::byte> out;
-
-        // Completes when the group's persist does (group commit).
-        void Join(std::shared_ptr<Group> g) {
-            group = std::move(g);
-            persisted = true;
-        }
-        static Posted ByQuorum(uint64_t seq, bool persisted, bool acknowledge) {
-            Posted p;
-            p.seq = seq;
-            p.persisted = persisted;
-            p.acknowledge = acknowledge;
-            return p;
-        }
-    };
     // The operations' posts, mu_ held (the *Locked waits, and the async
     // submissions, share them).
     Status PostWriteOp(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
@@ -190,7 +151,7 @@ class Region::Impl : private FanOut::Failures {
     // bytes are copied out and an acknowledged operation remembered.
     Status AwaitPosted(const Op &op, const Posted &posted);
     // Whether AwaitPosted would return at once.
-    bool PostedDone(const Posted &posted);
+    bool PostedDone(const Posted &posted) override;
     Status WriteLocked(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
                        bool persist);
     Status PersistLocked(const Op &op, uint64_t offset, uint64_t length);
@@ -323,18 +284,6 @@ class Region::Impl : private FanOut::Failures {
     Status PostWrite(const Op &op, uint64_t offset, std::span<const std::byte> bytes,
                      uint64_t *last_seq, bool persist_next);
     Status PostPersist(const Op &op, uint64_t offset, uint64_t length, uint64_t *seq);
-    // An asynchronous operation posted, or refused (status), and not yet
-    // completed.
-    struct Pending {
-        Op op{Op::Kind::kWrite};
-        Posted posted;
-        Status status;
-        // Through Finish (and Pinned: `pin`) as the synchronous calls' are:
-        // not a refusal before anything was posted.
-        bool finish = false;
-        bool pin = false;
-        Completion done;
-    };
     // Group commit, mu_ held: whether a persist of (offset, length) would
     // be left to the forming group now, rather than posted.
     bool Defers(uint64_t offset, uint64_t length);
@@ -354,8 +303,6 @@ class Region::Impl : private FanOut::Failures {
         persists_posted_.push_back(seq);
         (void)PersistsInFlight();  // and those done leave: none waits long
     }
-    // Queues `pending` for the progress thread (started on first use).
-    void Enqueue(Pending pending);
     // While it lives (mu_ held), an asynchronous submission's posts wait
     // for the doorbell (Replica::HoldPosts) when the progress thread rings
     // before it waits for them: it posts them itself (a callback's
@@ -373,14 +320,11 @@ class Region::Impl : private FanOut::Failures {
         Impl &impl_;
         const bool hold_;
     };
-    // Waits, mu_ held by `lock`, while max_in_flight operations are
-    // outstanding (not on the progress thread: a completion callback's
-    // submissions would wait for itself).
-    void AwaitInFlightRoom(std::unique_lock<std::mutex> &lock);
-    // The progress thread: completes in_flight_ in order.
-    void ProgressLoop();
-    Status Complete(Pending &pending);
-    void StopProgress();
+    // The progress thread's (InFlight): an operation's outcome (waited
+    // for, then through Finish and Pinned), and group commit's turn after
+    // each round of completions.
+    Status Complete(Pending &pending) override;
+    void AfterCompletions() override;
 
     const std::string name_;
     const OpenOptions options_;
@@ -431,19 +375,13 @@ class Region::Impl : private FanOut::Failures {
     // and every later one, stay taken (TakeStaging).
     std::set<uint64_t> reads_copying_;
 
-    // Asynchronous operations outstanding, oldest first (under mu_).
-    std::deque<Pending> in_flight_;
     // Group commit: the persists being deferred together, and the
     // sequence numbers of persists posted, oldest first, until every
     // replica is done with them (only with OpenOptions::group_commit).
     std::shared_ptr<Group> forming_;
     std::deque<uint64_t> persists_posted_;
-    const size_t max_in_flight_;              // OpenOptions::max_in_flight, or 64
-    std::condition_variable_any pending_cv_;  // the progress thread's
-    std::condition_variable_any room_cv_;     // submitters' at max_in_flight
-    bool progress_stopping_ = false;
-    std::thread progress_;
-    std::thread::id progress_id_;
+    // Asynchronous operations outstanding, and the progress thread.
+    InFlight in_flight_;
 };
 
 }  // namespace rpma::client
