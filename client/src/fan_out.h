@@ -74,7 +74,9 @@ class FanOut {
     // `done(Replica &)` says whether a replica did what is waited for (a
     // template: no std::function on the hot path).
     template <typename Done>
-    Status Await(const Op &op, Need need, const Done &done, size_t only = 0);
+    Status Await(const Op &op, Need need, const Done &done, size_t only = 0) {
+        return Wait<false>(op, need, done, only);
+    }
     // Await for the data path (writes, persists, batches, reads): the same
     // verdicts and timeouts, but mu is released while the thread waits, so
     // other threads post meanwhile. One thread at a time (the poller) waits
@@ -83,7 +85,9 @@ class FanOut {
     // nothing across it that another operation could take (a staging slot
     // is chosen and posted to without a wait in between).
     template <typename Done>
-    Status AwaitReleasing(const Op &op, Need need, const Done &done, size_t only = 0);
+    Status AwaitReleasing(const Op &op, Need need, const Done &done, size_t only = 0) {
+        return Wait<true>(op, need, done, only);
+    }
     // A non-poller's wait, up to `timeout`, for the poller's next round (or
     // for WakeWaiters). Returns how much longer than `timeout` it took (mu
     // held elsewhere).
@@ -98,6 +102,11 @@ class FanOut {
     void ProgressAll(const Op &op);
 
   private:
+    // Await (kReleasing false: one thread, mu held, reads its replicas
+    // itself) and AwaitReleasing: the same verdicts and deadlines, waits
+    // of their own kinds.
+    template <bool kReleasing, typename Done>
+    Status Wait(const Op &op, Need need, const Done &done, size_t only);
     // A wait's Status for an outcome that is not kWaiting.
     Status Verdict(const Op &op, Outcome outcome, size_t only) const {
         if (outcome == Outcome::kQuorumLost)
@@ -208,31 +217,8 @@ FanOut::Outcome FanOut::Decide(Need need, const Done &done, size_t only) {
     return waiting_.empty() ? Outcome::kMet : Outcome::kWaiting;
 }
 
-template <typename Done>
-Status FanOut::Await(const Op &op, Need need, const Done &done, size_t only) {
-    auto finish = [&](Outcome outcome) { return Verdict(op, outcome, only); };
-    if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
-        return finish(outcome);
-    std::chrono::nanoseconds now = CoarseNow();
-    std::chrono::nanoseconds deadline = now + operation_timeout_;
-    members_.RingAll();
-    ProgressAll(op);
-    // One clock read per wait: a wait that ends the operation needs no other.
-    for (bool first = true;; first = false) {
-        if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
-            return finish(outcome);
-        if (!first)
-            now = CoarseNow();
-        if (now >= deadline) {
-            deadline = JudgeSilent(op, now);
-            continue;
-        }
-        WaitForAny(op, std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
-    }
-}
-
-template <typename Done>
-Status FanOut::AwaitReleasing(const Op &op, Need need, const Done &done, size_t only) {
+template <bool kReleasing, typename Done>
+Status FanOut::Wait(const Op &op, Need need, const Done &done, size_t only) {
     auto finish = [&](Outcome outcome) { return Verdict(op, outcome, only); };
     if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
         return finish(outcome);
@@ -243,6 +229,7 @@ Status FanOut::AwaitReleasing(const Op &op, Need need, const Done &done, size_t 
     members_.RingAll();
     ProgressAll(op);
     bool collected = false;
+    // One clock read per wait: a wait that ends the operation needs no other.
     for (bool first = true;; first = false) {
         if (const Outcome outcome = Decide(need, done, only); outcome != Outcome::kWaiting)
             return finish(outcome);
@@ -263,7 +250,10 @@ Status FanOut::AwaitReleasing(const Op &op, Need need, const Done &done, size_t 
             continue;
         }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
-        deadline += poller_ ? AwaitPoller(left) : PollRound(op, left);
+        if constexpr (kReleasing)
+            deadline += poller_ ? AwaitPoller(left) : PollRound(op, left);
+        else
+            WaitForAny(op, left);
     }
 }
 
