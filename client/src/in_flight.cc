@@ -21,7 +21,7 @@ void InFlight::Push(Pending pending) {
 }
 
 void InFlight::Loop() {
-    std::vector<std::pair<Completion, Status>> ready;
+    std::vector<std::pair<std::function<void(Status)>, Status>> ready;
     std::unique_lock lock(mu_);
     for (;;) {
         pending_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -16,7 +17,7 @@
 
 #include "op.h"
 #include "plan.h"
-#include "rpma/client/region.h"
+#include "rpma/client/status.h"
 
 namespace rpma::client {
 
@@ -70,7 +71,8 @@ struct Pending {
     // not a refusal before anything was posted.
     bool finish = false;
     bool pin = false;
-    Completion done;
+    // Region's Completion.
+    std::function<void(Status)> done;
 };
 
 class InFlight {
