@@ -92,72 +92,80 @@ Pending Operation(uint64_t seq, std::function<void(Status)> done) {
     return p;
 }
 
-TEST(InFlightTest, CompletesInSubmissionOrderEachCallbackOnceWithoutTheMutex) {
-    std::mutex mu;
-    Completer completer(mu);
-    InFlight in_flight(mu, 64, completer);
-    Callbacks callbacks;
-    bool mutex_free_in_callback = true;
-    {
+// A Region's share of InFlight: its mutex, its completer, the callbacks.
+struct Harness {
+    explicit Harness(size_t max_in_flight = 64) : in_flight(mu, max_in_flight, completer) {}
+    // Submits seq first..last, each completing through callbacks, under
+    // the mutex: all queued before the progress thread can take it.
+    void Submit(uint64_t first, uint64_t last) {
         std::unique_lock lock(mu);
-        for (uint64_t seq = 1; seq <= 20; ++seq)
+        for (uint64_t seq = first; seq <= last; ++seq)
             in_flight.Push(Operation(seq, callbacks.For(seq)));
-        in_flight.Push(Operation(21, [&](Status s) {
+    }
+    // Every callback ran (within kBound), then the thread stopped: the
+    // seqs the callbacks saw, in the order they ran.
+    std::vector<uint64_t> Finish(size_t count) {
+        EXPECT_TRUE(callbacks.AwaitCount(count));
+        in_flight.Stop();
+        return callbacks.seqs();
+    }
+
+    std::mutex mu;
+    Completer completer{mu};
+    Callbacks callbacks;
+    InFlight in_flight;
+};
+
+std::vector<uint64_t> Seqs(uint64_t first, uint64_t last) {
+    std::vector<uint64_t> seqs;
+    for (uint64_t seq = first; seq <= last; ++seq)
+        seqs.push_back(seq);
+    return seqs;
+}
+
+TEST(InFlightTest, CompletesInSubmissionOrderEachCallbackOnceWithoutTheMutex) {
+    Harness h;
+    bool mutex_free_in_callback = true;
+    h.Submit(1, 20);
+    {
+        std::unique_lock lock(h.mu);
+        h.in_flight.Push(Operation(21, [&](Status s) {
             // The mutex is free while callbacks run.
-            std::unique_lock held(mu, std::try_to_lock);
+            std::unique_lock held(h.mu, std::try_to_lock);
             mutex_free_in_callback = held.owns_lock();
-            callbacks.For(21)(std::move(s));
+            h.callbacks.For(21)(std::move(s));
         }));
     }
-    ASSERT_TRUE(callbacks.AwaitCount(21));
-    in_flight.Stop();
-    std::vector<uint64_t> expected;
-    for (uint64_t seq = 1; seq <= 21; ++seq)
-        expected.push_back(seq);
-    EXPECT_EQ(callbacks.seqs(), expected);
-    EXPECT_EQ(completer.completed, expected);
+    EXPECT_EQ(h.Finish(21), Seqs(1, 21));
+    EXPECT_EQ(h.completer.completed, Seqs(1, 21));
     EXPECT_TRUE(mutex_free_in_callback);
-    for (const Status &s : callbacks.statuses())
+    for (const Status &s : h.callbacks.statuses())
         EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 TEST(InFlightTest, LaterOperationsAlreadyDoneCompleteInTheSameRound) {
     for (const uint64_t done_up_to : {uint64_t{0}, uint64_t{3}}) {
-        std::mutex mu;
-        Completer completer(mu);
-        completer.done_up_to = done_up_to;
-        InFlight in_flight(mu, 64, completer);
-        Callbacks callbacks;
-        {
-            // All three queued before the progress thread can take the mutex.
-            std::unique_lock lock(mu);
-            for (uint64_t seq = 1; seq <= 3; ++seq)
-                in_flight.Push(Operation(seq, callbacks.For(seq)));
-        }
-        ASSERT_TRUE(callbacks.AwaitCount(3));
-        in_flight.Stop();
+        Harness h;
+        h.completer.done_up_to = done_up_to;
+        h.Submit(1, 3);
+        EXPECT_EQ(h.Finish(3), Seqs(1, 3));
         // Done already: one round; else one wait, and one round, each.
-        EXPECT_EQ(completer.rounds, done_up_to == 3 ? 1 : 3) << "done_up_to " << done_up_to;
+        EXPECT_EQ(h.completer.rounds, done_up_to == 3 ? 1 : 3) << "done_up_to " << done_up_to;
     }
 }
 
 TEST(InFlightTest, ARefusedSubmissionCompletesInItsTurnWithItsError) {
-    std::mutex mu;
-    Completer completer(mu);
-    InFlight in_flight(mu, 64, completer);
-    Callbacks callbacks;
+    Harness h;
     {
-        std::unique_lock lock(mu);
-        in_flight.Push(Operation(1, callbacks.For(1)));
-        Pending refused = Operation(0, callbacks.For(2));
+        std::unique_lock lock(h.mu);
+        h.in_flight.Push(Operation(1, h.callbacks.For(1)));
+        Pending refused = Operation(0, h.callbacks.For(2));
         refused.status = Status(StatusCode::kInvalidArgument, "beyond the region");
-        in_flight.Push(std::move(refused));
-        in_flight.Push(Operation(3, callbacks.For(3)));
+        h.in_flight.Push(std::move(refused));
+        h.in_flight.Push(Operation(3, h.callbacks.For(3)));
     }
-    ASSERT_TRUE(callbacks.AwaitCount(3));
-    in_flight.Stop();
-    EXPECT_EQ(callbacks.seqs(), (std::vector<uint64_t>{1, 2, 3}));
-    const std::vector<Status> statuses = callbacks.statuses();
+    EXPECT_EQ(h.Finish(3), Seqs(1, 3));
+    const std::vector<Status> statuses = h.callbacks.statuses();
     EXPECT_TRUE(statuses[0].ok());
     EXPECT_EQ(statuses[1].code(), StatusCode::kInvalidArgument);
     EXPECT_TRUE(statuses[2].ok());
@@ -166,73 +174,52 @@ TEST(InFlightTest, ARefusedSubmissionCompletesInItsTurnWithItsError) {
 TEST(InFlightTest, ACallbacksSubmissionsDoNotWaitForRoom) {
     // max_in_flight 1: a callback's second submission finds the queue full.
     // Waiting for room on the progress thread would wait for itself.
-    std::mutex mu;
-    Completer completer(mu);
-    InFlight in_flight(mu, 1, completer);
-    Callbacks callbacks;
+    Harness h(1);
     {
-        std::unique_lock lock(mu);
-        in_flight.Push(Operation(1, [&](Status s) {
-            callbacks.For(1)(std::move(s));
-            std::unique_lock again(mu);
+        std::unique_lock lock(h.mu);
+        h.in_flight.Push(Operation(1, [&](Status s) {
+            h.callbacks.For(1)(std::move(s));
+            std::unique_lock again(h.mu);
             for (uint64_t seq = 2; seq <= 3; ++seq) {
-                in_flight.AwaitRoom(again);
-                in_flight.Push(Operation(seq, callbacks.For(seq)));
+                h.in_flight.AwaitRoom(again);
+                h.in_flight.Push(Operation(seq, h.callbacks.For(seq)));
             }
         }));
     }
-    ASSERT_TRUE(callbacks.AwaitCount(3));
-    in_flight.Stop();
-    EXPECT_EQ(callbacks.seqs(), (std::vector<uint64_t>{1, 2, 3}));
+    EXPECT_EQ(h.Finish(3), Seqs(1, 3));
 }
 
 TEST(InFlightTest, SubmittersWaitForRoomAtMaxInFlight) {
-    std::mutex mu;
-    Completer completer(mu);
-    completer.Close();
-    InFlight in_flight(mu, 2, completer);
-    Callbacks callbacks;
+    Harness h(2);
+    h.completer.Close();
+    h.Submit(1, 2);
     std::condition_variable_any pushed_cv;
     bool third_pushed = false;
-    {
-        std::unique_lock lock(mu);
-        in_flight.Push(Operation(1, callbacks.For(1)));
-        in_flight.Push(Operation(2, callbacks.For(2)));
-    }
     std::thread submitter([&] {
-        std::unique_lock lock(mu);
-        in_flight.AwaitRoom(lock);
-        in_flight.Push(Operation(3, callbacks.For(3)));
+        std::unique_lock lock(h.mu);
+        h.in_flight.AwaitRoom(lock);
+        h.in_flight.Push(Operation(3, h.callbacks.For(3)));
         third_pushed = true;
         pushed_cv.notify_all();
     });
     {
-        std::unique_lock lock(mu);
+        std::unique_lock lock(h.mu);
         // Two outstanding, none can complete: the third waits for room.
         EXPECT_FALSE(
             pushed_cv.wait_for(lock, std::chrono::milliseconds(200), [&] { return third_pushed; }));
-        completer.Open();
+        h.completer.Open();
         EXPECT_TRUE(pushed_cv.wait_for(lock, kBound, [&] { return third_pushed; }));
     }
     submitter.join();
-    ASSERT_TRUE(callbacks.AwaitCount(3));
-    in_flight.Stop();
-    EXPECT_EQ(callbacks.seqs(), (std::vector<uint64_t>{1, 2, 3}));
+    EXPECT_EQ(h.Finish(3), Seqs(1, 3));
 }
 
 TEST(InFlightTest, StopCompletesEveryOperationQueued) {
-    std::mutex mu;
-    Completer completer(mu);
-    InFlight in_flight(mu, 64, completer);
-    Callbacks callbacks;
-    {
-        std::unique_lock lock(mu);
-        for (uint64_t seq = 1; seq <= 8; ++seq)
-            in_flight.Push(Operation(seq, callbacks.For(seq)));
-    }
-    in_flight.Stop();
+    Harness h;
+    h.Submit(1, 8);
+    h.in_flight.Stop();
     // No wait: every callback ran before Stop returned.
-    EXPECT_EQ(callbacks.seqs().size(), 8u);
+    EXPECT_EQ(h.callbacks.seqs(), Seqs(1, 8));
 }
 
 }  // namespace
