@@ -1,12 +1,18 @@
 #include "rpma/client/control_plane.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
+#include "client/src/connect_channel.h"
 #include "util/files.h"
 
 namespace rpma::client {
 namespace {
+
+// How long Connect waits for its first connection; one still being made
+// then is left to the first call.
+constexpr std::chrono::milliseconds kConnectWindow{1000};
 
 Result<std::string> ReadPem(const std::string &path, const char *what) {
     int error = 0;
@@ -57,13 +63,13 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Connect(const std::string &a
     std::unique_ptr<ControlPlane> control(new ControlPlane());
     control->address_ = address;
     control->options_ = options;
-    // A subchannel of its own: gRPC otherwise shares one per address across
-    // the process, and a daemon restarted where a killed one listened would
-    // inherit the dead one's reconnect backoff (calls failing fast for up
-    // to two minutes), which would make Readd of a restarted replica fail.
-    grpc::ChannelArguments arguments;
-    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    control->channel_ = grpc::CreateCustomChannel(address, credentials, arguments);
+    // A subchannel of its own (ConnectChannel): gRPC otherwise shares one
+    // per address across the process, and a daemon restarted where a killed
+    // one listened would inherit the dead one's reconnect backoff (calls
+    // failing fast for up to two minutes), which would make Readd of a
+    // restarted replica fail.
+    control->channel_ = ConnectChannel(address, credentials, grpc::ChannelArguments(),
+                                       std::min(options.timeout, kConnectWindow));
     control->regions_ = rpmad::v1::RegionService::NewStub(control->channel_);
     control->sessions_ = rpmad::v1::SessionService::NewStub(control->channel_);
     control->daemon_ = rpmad::v1::DaemonService::NewStub(control->channel_);

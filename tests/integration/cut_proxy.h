@@ -5,6 +5,8 @@
 // (no FIN, no RST). Heal(): the cut connections end (both sides see it) and
 // new ones are forwarded again. Hold(): what the connections carry waits in
 // the proxy, nothing lost, until Release() (a network that stalls).
+// RefuseNext(n): the next n connections are closed as soon as they are
+// accepted (a connection attempt that fails).
 // Bounded: every thread ends when the proxy is destroyed.
 #ifndef RPMA_TESTS_INTEGRATION_CUT_PROXY_H
 #define RPMA_TESTS_INTEGRATION_CUT_PROXY_H
@@ -61,6 +63,13 @@ class CutProxy {
     std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
     // Bytes forwarded so far, both ways.
     uint64_t forwarded() const { return forwarded_; }
+    // Connections accepted so far, refused ones included.
+    int accepted() const { return accepted_; }
+
+    void RefuseNext(int n) {
+        std::lock_guard lock(mu_);
+        refuse_ = n;
+    }
 
     void Cut() {
         std::lock_guard lock(mu_);
@@ -94,6 +103,15 @@ class CutProxy {
             const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
             if (client < 0)
                 return;  // shut down
+            ++accepted_;
+            {
+                std::lock_guard lock(mu_);
+                if (refuse_ > 0) {
+                    --refuse_;
+                    close(client);
+                    continue;
+                }
+            }
             const int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
             const sockaddr_in target = LoopbackAddress(target_);
             std::lock_guard lock(mu_);
@@ -150,11 +168,13 @@ class CutProxy {
     int listen_fd_ = -1;
     int port_ = 0;
     std::atomic<uint64_t> forwarded_{0};
+    std::atomic<int> accepted_{0};
     std::mutex mu_;
     std::condition_variable cv_;
     bool stopping_ = false;
     bool cut_ = false;
     bool held_ = false;
+    int refuse_ = 0;
     uint64_t epoch_ = 0;
     std::vector<int> fds_;
     std::vector<int> cut_fds_;

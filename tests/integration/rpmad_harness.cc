@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "client/src/connect_channel.h"
 #include "util/host_port.h"
 
 namespace rpma::testing {
@@ -306,12 +307,12 @@ namespace rpma::testing {
 
 std::shared_ptr<grpc::Channel> Rpmad::ChannelWith(
     const std::shared_ptr<grpc::ChannelCredentials> &credentials) const {
-    // A subchannel of its own: gRPC otherwise shares one per address across
-    // the process, and a daemon restarted on the address of a killed one
-    // would inherit its reconnect backoff (calls failing fast meanwhile).
-    grpc::ChannelArguments arguments;
-    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    return grpc::CreateCustomChannel(control_, credentials, arguments);
+    // A subchannel of its own (ConnectChannel): gRPC otherwise shares one per
+    // address across the process, and a daemon restarted on the address of a
+    // killed one would inherit its reconnect backoff (calls failing fast
+    // meanwhile). Connected now, past a spurious first failure.
+    return rpma::client::ConnectChannel(control_, credentials, grpc::ChannelArguments(),
+                                        std::chrono::seconds(10));
 }
 
 bool SessionClient::PostRead(uint64_t offset, size_t length) {

@@ -27,13 +27,18 @@ namespace rpma::client {
 
 class ControlPlane {
   public:
-    // A channel to `address` ("host:port"). gRPC connects lazily, so an
-    // unreachable daemon shows up as kUnavailable on the first call, not
-    // here. Each channel has its own connection (subchannel), so a new
-    // ControlPlane to a daemon restarted on a dead one's address connects at
-    // once instead of waiting out the dead one's reconnect backoff. Errors: kInvalidArgument for an
-    // empty address, a TLS file that cannot be read, or a certificate without its key (or the
-    // reverse).
+    // A channel to `address` ("host:port"), connected before it returns
+    // when the daemon answers within a second (or options.timeout, if
+    // shorter); a connection attempt that fails at once is made again, up
+    // to three times, so that a spurious local failure (gRPC 1.51 can
+    // report a connect still in progress as failed) does not fail the
+    // first call. An unreachable daemon is not an error here: it shows up
+    // as kUnavailable on the first call, with the reason. Each channel has
+    // its own connection (subchannel), so a new ControlPlane to a daemon
+    // restarted on a dead one's address connects at once instead of
+    // waiting out the dead one's reconnect backoff. Errors: kInvalidArgument
+    // for an empty address, a TLS file that cannot be read, or a
+    // certificate without its key (or the reverse).
     static Result<std::unique_ptr<ControlPlane>> Connect(const std::string &address,
                                                          const ConnectOptions &options);
 

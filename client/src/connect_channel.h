@@ -1,0 +1,37 @@
+// ConnectChannel: a gRPC channel whose first connection is made at once,
+// and made again on a fresh channel when the attempt fails fast.
+//
+// gRPC 1.51 (Debian 12's) can fail a connection attempt that is only in
+// progress: it reads connect(2)'s errno after other calls may have changed
+// it (grpc/grpc#35064, fixed in 1.61), and reports a stale errno ("No such
+// file or directory"). A channel whose attempt failed then fails every call
+// at once until its reconnect backoff ends, and pick_first stays in
+// TRANSIENT_FAILURE meanwhile, so a second attempt on the same channel cannot
+// be watched for. A new channel can: hence up to kConnectAttempts channels.
+//
+// A daemon that refuses costs kConnectAttempts refusals (microseconds on a
+// LAN), and the channel returned fails its first call with the refusal, as
+// before. A connection still being made when `window` ends is left to gRPC
+// (a host that drops packets costs `window`, once).
+#ifndef CLIENT_SRC_CONNECT_CHANNEL_H
+#define CLIENT_SRC_CONNECT_CHANNEL_H
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace rpma::client {
+
+inline constexpr int kConnectAttempts = 3;
+
+// `arguments` gets GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL: each channel has a
+// subchannel, and a reconnect backoff, of its own.
+std::shared_ptr<grpc::Channel> ConnectChannel(
+    const std::string &address, const std::shared_ptr<grpc::ChannelCredentials> &credentials,
+    grpc::ChannelArguments arguments, std::chrono::milliseconds window);
+
+}  // namespace rpma::client
+
+#endif  // CLIENT_SRC_CONNECT_CHANNEL_H
