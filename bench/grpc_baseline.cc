@@ -11,6 +11,7 @@
 
 #include "bench/depth.h"
 #include "bench/write_service.grpc.pb.h"
+#include "client/src/connect_channel.h"
 
 namespace rpma_bench {
 namespace {
@@ -57,8 +58,9 @@ class GrpcWriters : public Client {
   public:
     explicit GrpcWriters(const std::vector<uint16_t> &ports) {
         for (uint16_t port : ports)
-            stubs_.push_back(WriteService::NewStub(grpc::CreateChannel(
-                "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials())));
+            stubs_.push_back(WriteService::NewStub(rpma::client::ConnectChannel(
+                "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(),
+                grpc::ChannelArguments(), std::chrono::seconds(10))));
     }
     ~GrpcWriters() override {
         cq_.Shutdown();

@@ -40,6 +40,7 @@
 #include "bench/child_processes.h"
 #include "bench/rounds.h"
 #include "bench/workload.h"
+#include "client/src/connect_channel.h"
 #include "proto/rpmad/v1/data_plane_wire.h"
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
 #include "rpma/rpma.hpp"
@@ -146,7 +147,9 @@ uint64_t CpuTicks(pid_t pid) {
 class Control {
   public:
     explicit Control(const std::string &address)
-        : channel_(grpc::CreateChannel(address, grpc::InsecureChannelCredentials())),
+        : channel_(rpma::client::ConnectChannel(address, grpc::InsecureChannelCredentials(),
+                                                grpc::ChannelArguments(),
+                                                std::chrono::seconds(10))),
           regions_(v1::RegionService::NewStub(channel_)),
           sessions_(v1::SessionService::NewStub(channel_)) {}
 

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "client/src/connect_channel.h"
 #include "etcd/etcdserver/api/v3election/v3electionpb/v3election.grpc.pb.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "tests/integration/etcd_cluster.h"
@@ -40,7 +41,9 @@ class EtcdApiTest : public ::testing::Test {
         std::string error;
         etcd_ = EtcdCluster::Start(1, &error);
         ASSERT_NE(etcd_, nullptr) << error;
-        channel_ = grpc::CreateChannel(etcd_->ClientAddress(0), grpc::InsecureChannelCredentials());
+        channel_ = rpma::client::ConnectChannel(etcd_->ClientAddress(0),
+                                                grpc::InsecureChannelCredentials(),
+                                                grpc::ChannelArguments(), std::chrono::seconds(10));
         kv_ = KV::NewStub(channel_);
     }
 

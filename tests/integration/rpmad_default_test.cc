@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include "client/src/connect_channel.h"
 #include "tests/integration/rpmad_harness.h"
 
 namespace rpma::testing {
@@ -61,7 +62,9 @@ TEST(RpmadDefaultTest, NoArgumentsServesOnLoopbackWithThePoolInVarLibRpmad) {
                            std::chrono::seconds(20)))
         << rpmad->Describe();
 
-    auto channel = grpc::CreateChannel("127.0.0.1:7300", grpc::InsecureChannelCredentials());
+    auto channel =
+        rpma::client::ConnectChannel("127.0.0.1:7300", grpc::InsecureChannelCredentials(),
+                                     grpc::ChannelArguments(), std::chrono::seconds(10));
     v1::EffectiveConfig config;
     ASSERT_TRUE(
         v1::DaemonService::NewStub(channel)->GetConfig(Rpmad::Context().get(), {}, &config).ok());
