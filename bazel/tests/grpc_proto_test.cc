@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -46,6 +47,10 @@ TEST(GrpcCcLibrary, GeneratedStubCallsGeneratedServiceOverLoopback) {
                                        grpc::InsecureChannelCredentials());
     auto stub = rpma::bazel_test::Echo::NewStub(channel);
     grpc::ClientContext context;
+    // Past a failed first connection attempt (gRPC 1.51 can fail one that
+    // is only in progress: grpc/grpc#35064), to the reconnect.
+    context.set_wait_for_ready(true);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     rpma::bazel_test::EchoRequest request;
     request.set_text("ping");
     request.set_payload("12345");

@@ -35,6 +35,7 @@
 #include <thread>
 #include <vector>
 
+#include "client/src/connect_channel.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
 
@@ -44,6 +45,8 @@ namespace {
 constexpr int kControlPort = 7300;
 constexpr auto kPhaseTimeout = std::chrono::seconds(180);
 constexpr uint64_t kRegionSize = 1 << 20;
+// How long a new channel waits for its first connection.
+constexpr auto kConnectWindow = std::chrono::seconds(10);
 
 int Fail(const std::string &what) {
     std::fprintf(stderr, "rpmad_vm_driver: FAIL: %s\n", what.c_str());
@@ -51,8 +54,8 @@ int Fail(const std::string &what) {
 }
 
 std::unique_ptr<v1::RegionService::Stub> Regions(const std::string &control) {
-    return v1::RegionService::NewStub(
-        grpc::CreateChannel(control, grpc::InsecureChannelCredentials()));
+    return v1::RegionService::NewStub(rpma::client::ConnectChannel(
+        control, grpc::InsecureChannelCredentials(), grpc::ChannelArguments(), kConnectWindow));
 }
 
 bool HasRegion(v1::RegionService::Stub &regions, const std::string &name,
@@ -214,7 +217,8 @@ int Client(const std::string &addr) {
     const std::string control = addr + ":" + std::to_string(kControlPort);
     if (!CreateRegion(control, "data", kRegionSize) || !CreateRegion(control, "other", kRegionSize))
         return Fail("creating regions");
-    auto channel = grpc::CreateChannel(control, grpc::InsecureChannelCredentials());
+    auto channel = rpma::client::ConnectChannel(control, grpc::InsecureChannelCredentials(),
+                                                grpc::ChannelArguments(), kConnectWindow);
     auto sessions = v1::SessionService::NewStub(channel);
     auto open = [&](const std::string &region, v1::OpenSessionResponse *session) {
         v1::OpenSessionRequest request;
