@@ -67,13 +67,36 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+# free_ports N: N distinct ports nothing is bound to, drawn from the half
+# below the kernel's ephemeral range as tests/support/free_port.h does (a
+# port from bind(0) could be some connection's local port by the time rpmad
+# binds it).
+free_ports() {
+    python3 - "$1" <<'PY'
+import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+ports = []
+for _ in range(1000):
+    port = random.randrange(low // 2, low)
+    with socket.socket() as s:
+        try:
+            s.bind(("0.0.0.0", port))
+        except OSError:
+            continue
+    if port not in ports:
+        ports.append(port)
+    if len(ports) == int(sys.argv[1]):
+        break
+else:
+    raise SystemExit("repair_bench: not enough free ports below the ephemeral range")
+print(*ports)
+PY
 }
+read -r -a ports <<<"$(free_ports 6)"
 declare -a control data
 for i in 0 1 2; do
-    control[i]=$(free_port)
-    data[i]=$(free_port)
+    control[i]=${ports[2 * i]}
+    data[i]=${ports[2 * i + 1]}
 done
 # start I: rpmad I on pool $work/poolI, waits for its ready line.
 start() {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/workload.h"
+#include "tests/support/free_port.h"
 
 namespace rpma_bench {
 
@@ -109,28 +110,15 @@ inline RoundRates AlternatingStreams(Client *baseline, Client *subject, size_t c
     return RoundRates{median(rates[0]), median(rates[1])};
 }
 
-// A TCP port on 127.0.0.1 that nothing listened on a moment ago, never the
-// same one twice in a process (the kernel may pick a just-closed port again);
-// exits the benchmark when there is none.
+// A TCP port that nothing is bound to now (tests/support/free_port.h), never
+// the same one twice in a process; exits the benchmark when there is none.
 inline uint16_t FreePort() {
-    static std::set<uint16_t> handed_out;
-    for (int attempt = 0; attempt < 64; ++attempt) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof(addr);
-        if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-            getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
-            perror("picking a free port");
-            exit(1);
-        }
-        close(fd);
-        if (handed_out.insert(ntohs(addr.sin_port)).second)
-            return ntohs(addr.sin_port);
+    const uint16_t port = rpma::testing::FreePort();
+    if (port == 0) {
+        fprintf(stderr, "picking a free port: none below the ephemeral range is free\n");
+        exit(1);
     }
-    fprintf(stderr, "picking a free port: the kernel keeps offering ports already taken\n");
-    exit(1);
+    return port;
 }
 
 inline std::string HumanSize(size_t size) {

@@ -263,30 +263,6 @@ std::string Process::Describe() const {
     return text;
 }
 
-int FreePort() {
-    // The kernel may pick the port it picked a moment ago once that socket is
-    // closed, so two calls in a row could name one port for two listeners:
-    // remember what this process handed out and never give it out again.
-    static std::mutex mutex;
-    static std::set<int> handed_out;
-    std::lock_guard lock(mutex);
-    for (int attempt = 0; attempt < 64; ++attempt) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return -1;
-        sockaddr_in addr = LoopbackAddress(0);
-        socklen_t len = sizeof(addr);
-        int port = -1;
-        if (bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0 &&
-            getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) == 0)
-            port = ntohs(addr.sin_port);
-        close(fd);
-        if (port < 0 || handed_out.insert(port).second)
-            return port;
-    }
-    return -1;
-}
-
 sockaddr_in LoopbackAddress(int port) {
     sockaddr_in address{};
     address.sin_family = AF_INET;

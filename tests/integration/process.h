@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/free_port.h"
+
 namespace rpma::testing {
 
 // How a process ended.
@@ -77,9 +79,7 @@ class Process {
     std::optional<ExitStatus> status_;
 };
 
-// A TCP port on 127.0.0.1 that nothing listened on a moment ago (the kernel's
-// pick), never the same one twice in a process.
-int FreePort();
+// FreePort() (tests/support/free_port.h) comes with this header.
 
 // 127.0.0.1:port.
 sockaddr_in LoopbackAddress(int port);

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "librpma.h"
+#include "tests/support/free_port.h"
 
 namespace rpma_test {
 
@@ -81,20 +82,14 @@ inline ::testing::AssertionResult ReceivedPrivateData(const rpma_conn_private_da
     return ::testing::AssertionSuccess();
 }
 
-// A port nothing listens on right now (the kernel picks it). rdma_cm has a
-// port space of its own, so on verbs this is merely a port that is unlikely
-// to be taken.
+// A port nothing listens on right now (tests/support/free_port.h). rdma_cm
+// has a port space of its own, so on verbs this is merely a port that is
+// unlikely to be taken.
 inline std::string FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    socklen_t len = sizeof(addr);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+    const uint16_t port = rpma::testing::FreePort();
+    if (port == 0)
         ADD_FAILURE() << "cannot pick a free port";
-    close(fd);
-    return std::to_string(ntohs(addr.sin_port));
+    return std::to_string(port);
 }
 
 inline rpma_peer *NewPeer() {

@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "librpma.h"
+#include "tests/support/free_port.h"
 
 namespace {
 
@@ -43,19 +44,12 @@ const char *TestAddr() {
     return addr != nullptr && *addr != '\0' ? addr : "127.0.0.1";
 }
 
-// A port nothing listens on right now (rdma_cm has a port space of its own:
-// on verbs this is a port that is merely unlikely to be taken).
+// A port nothing listens on right now (tests/support/free_port.h).
 std::string FreePort() {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    socklen_t len = sizeof(addr);
-    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+    const uint16_t port = rpma::testing::FreePort();
+    if (port == 0)
         ADD_FAILURE() << "cannot pick a free port";
-    close(fd);
-    return std::to_string(ntohs(addr.sin_port));
+    return std::to_string(port);
 }
 
 rpma_conn_cfg *SharedChannelCfg() {
