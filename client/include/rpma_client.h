@@ -60,6 +60,13 @@ int rpma_client_region_open(const char *const *addresses, size_t count, const ch
 /* Every asynchronous persist posted at once, none left to a group commit
  * (OpenOptions::group_commit in region.h). */
 #define RPMA_CLIENT_OPEN_NO_GROUP_COMMIT 0x8u
+/* The *_async calls never wait: while max_in_flight operations are
+ * outstanding they return RPMA_CLIENT_E_EXHAUSTED at once, nothing
+ * submitted and no completion to poll (OpenOptions::wait_for_room in
+ * region.h). For an event loop: submit again once a poll returned a
+ * completion. Libraries that predate it refuse the flag
+ * (RPMA_CLIENT_E_INVAL). */
+#define RPMA_CLIENT_OPEN_NO_WAIT 0x10u
 
 /* rpma_client_region_open with RPMA_CLIENT_OPEN_* flags (0: the same). */
 int rpma_client_region_open_flags(const char *const *addresses, size_t count, const char *name,
@@ -119,7 +126,7 @@ struct rpma_client_open_options {
     unsigned operation_timeout_ms; /* 0: 10000 ms */
     /* Asynchronous operations outstanding at once (OpenOptions::
      * max_in_flight); a submission past it blocks until the oldest
-     * completes. 0: 64. */
+     * completes (or is refused: RPMA_CLIENT_OPEN_NO_WAIT). 0: 64. */
     size_t max_in_flight;
     const char *admin_token; /* NULL: none */
     /* For daemons with sessions.client_tokens_file; NULL: none. */
@@ -146,8 +153,10 @@ int rpma_client_region_open_ex(const char *const *addresses, size_t count, const
  * oldest). RPMA_CLIENT_OK means submitted: exactly one completion with
  * `user_data` will come out of rpma_client_poll, also when the operation
  * fails or the region refuses it (a range beyond the region, a read-only
- * region's write: its status says so). Only NULL arguments fail at once
- * (RPMA_CLIENT_E_INVAL, nothing submitted). Semantics, ordering and quorum
+ * region's write: its status says so). Only NULL arguments
+ * (RPMA_CLIENT_E_INVAL) and, opened with RPMA_CLIENT_OPEN_NO_WAIT, a
+ * region with max_in_flight operations outstanding
+ * (RPMA_CLIENT_E_EXHAUSTED) fail at once, nothing submitted. Semantics, ordering and quorum
  * are those of the synchronous calls: operations take effect on every
  * replica in submission order, and a persist covers every write submitted
  * before it. Completions come out in submission order.

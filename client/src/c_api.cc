@@ -33,6 +33,11 @@ struct rpma_client_batch {
 namespace {
 
 thread_local std::string last_error;
+// While a *_async call submits on this thread: where a submission refused
+// for room (RPMA_CLIENT_OPEN_NO_WAIT) leaves its status. The Region runs
+// that completion on the submitting thread before the call returns, and
+// every other one on its progress thread, where this is null.
+thread_local Status *refused_here = nullptr;
 // The messages of the calling thread's last rpma_client_poll.
 thread_local std::vector<std::string> polled_messages;
 
@@ -109,8 +114,9 @@ int Open(const char *const *addresses, size_t count, const char *name,
          const rpma_client_open_options &opts, rpma_client_region **region) {
     if (addresses == nullptr || name == nullptr || region == nullptr)
         return Invalid("rpma_client_region_open: addresses, name and region must not be NULL");
-    if ((opts.flags & ~(RPMA_CLIENT_OPEN_READ_ONLY | RPMA_CLIENT_OPEN_FORCE |
-                        RPMA_CLIENT_OPEN_REPAIR_TAKEOVER | RPMA_CLIENT_OPEN_NO_GROUP_COMMIT)) != 0)
+    if ((opts.flags &
+         ~(RPMA_CLIENT_OPEN_READ_ONLY | RPMA_CLIENT_OPEN_FORCE | RPMA_CLIENT_OPEN_REPAIR_TAKEOVER |
+           RPMA_CLIENT_OPEN_NO_GROUP_COMMIT | RPMA_CLIENT_OPEN_NO_WAIT)) != 0)
         return Invalid("rpma_client_region_open: unknown flags (RPMA_CLIENT_OPEN_*)");
     rpma::client::ReplicaSet set;
     for (size_t i = 0; i < count; ++i) {
@@ -128,6 +134,7 @@ int Open(const char *const *addresses, size_t count, const char *name,
     options.force = (opts.flags & RPMA_CLIENT_OPEN_FORCE) != 0;
     options.repair_takeover = (opts.flags & RPMA_CLIENT_OPEN_REPAIR_TAKEOVER) != 0;
     options.group_commit = (opts.flags & RPMA_CLIENT_OPEN_NO_GROUP_COMMIT) == 0;
+    options.wait_for_room = (opts.flags & RPMA_CLIENT_OPEN_NO_WAIT) == 0;
     if (opts.admin_token != nullptr)
         set.options.admin_token = opts.admin_token;
     if (opts.client_token != nullptr)
@@ -146,12 +153,29 @@ int Open(const char *const *addresses, size_t count, const char *name,
     return Report(Status());
 }
 
-// The Region's completion of one submission: into the handle's queue.
+// The Region's completion of one submission: into the handle's queue, or,
+// refused for room, to the submitting call (Submitted).
 rpma::client::Completion Enqueue(rpma_client_region *region, int op, void *user_data) {
     return [completions = &region->completions, op, user_data](Status status) {
+        if (refused_here != nullptr) {
+            *refused_here = std::move(status);
+            return;
+        }
         completions->Push(
             {user_data, op, Code(status.code()), status.ok() ? "" : status.ToString()});
     };
+}
+
+// What `submit` (a Region *Async call with Enqueue's completion) returns
+// to C: RPMA_CLIENT_OK, submitted (its completion will be polled), or
+// RPMA_CLIENT_E_EXHAUSTED, refused for room, with no completion.
+template <class Submit>
+int Submitted(const Submit &submit) {
+    Status refused;
+    refused_here = &refused;
+    submit();
+    refused_here = nullptr;
+    return Report(refused);
 }
 
 }  // namespace
@@ -268,35 +292,40 @@ int rpma_client_write_async(struct rpma_client_region *region, uint64_t offset, 
                             size_t len, void *user_data) {
     if (region == nullptr || (buf == nullptr && len > 0))
         return Invalid("rpma_client_write_async: NULL region or buffer");
-    region->region->WriteAsync(offset, In(buf, len),
-                               Enqueue(region, RPMA_CLIENT_OP_WRITE, user_data));
-    return Report(Status());
+    return Submitted([&] {
+        region->region->WriteAsync(offset, In(buf, len),
+                                   Enqueue(region, RPMA_CLIENT_OP_WRITE, user_data));
+    });
 }
 
 int rpma_client_persist_async(struct rpma_client_region *region, uint64_t offset, size_t len,
                               void *user_data) {
     if (region == nullptr)
         return Invalid("rpma_client_persist_async: NULL region");
-    region->region->PersistAsync(offset, len, Enqueue(region, RPMA_CLIENT_OP_PERSIST, user_data));
-    return Report(Status());
+    return Submitted([&] {
+        region->region->PersistAsync(offset, len,
+                                     Enqueue(region, RPMA_CLIENT_OP_PERSIST, user_data));
+    });
 }
 
 int rpma_client_write_persist_async(struct rpma_client_region *region, uint64_t offset,
                                     const void *buf, size_t len, void *user_data) {
     if (region == nullptr || (buf == nullptr && len > 0))
         return Invalid("rpma_client_write_persist_async: NULL region or buffer");
-    region->region->WritePersistAsync(offset, In(buf, len),
-                                      Enqueue(region, RPMA_CLIENT_OP_WRITE_PERSIST, user_data));
-    return Report(Status());
+    return Submitted([&] {
+        region->region->WritePersistAsync(offset, In(buf, len),
+                                          Enqueue(region, RPMA_CLIENT_OP_WRITE_PERSIST, user_data));
+    });
 }
 
 int rpma_client_read_async(struct rpma_client_region *region, size_t replica, uint64_t offset,
                            void *buf, size_t len, void *user_data) {
     if (region == nullptr || (buf == nullptr && len > 0))
         return Invalid("rpma_client_read_async: NULL region or buffer");
-    region->region->ReadAsync(offset, {static_cast<std::byte *>(buf), len}, replica,
-                              Enqueue(region, RPMA_CLIENT_OP_READ, user_data));
-    return Report(Status());
+    return Submitted([&] {
+        region->region->ReadAsync(offset, {static_cast<std::byte *>(buf), len}, replica,
+                                  Enqueue(region, RPMA_CLIENT_OP_READ, user_data));
+    });
 }
 
 int rpma_client_poll_fd(struct rpma_client_region *region) {
@@ -374,11 +403,12 @@ int rpma_client_commit_async(struct rpma_client_region *region,
     // promise that CommitAsync is done with it by then, so a copy lives
     // until the completion.
     auto copy = std::make_shared<Batch>(batch->batch);
-    region->region->CommitAsync(
-        *copy, [copy, done = Enqueue(region, RPMA_CLIENT_OP_COMMIT, user_data)](Status status) {
-            done(std::move(status));
-        });
-    return Report(Status());
+    return Submitted([&] {
+        region->region->CommitAsync(
+            *copy, [copy, done = Enqueue(region, RPMA_CLIENT_OP_COMMIT, user_data)](Status status) {
+                done(std::move(status));
+            });
+    });
 }
 
 }  // extern "C"

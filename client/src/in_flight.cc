@@ -5,10 +5,14 @@
 
 namespace rpma::client {
 
-void InFlight::AwaitRoom(std::unique_lock<std::mutex> &lock) {
-    if (OnProgressThread())
-        return;
-    room_cv_.wait(lock, [this] { return queue_.size() < max_in_flight_; });
+bool InFlight::AwaitRoom(std::unique_lock<std::mutex> &lock, bool wait) {
+    const auto room = [this] { return queue_.size() < max_in_flight_; };
+    if (OnProgressThread() || room())
+        return true;
+    if (!wait)
+        return false;
+    room_cv_.wait(lock, room);
+    return true;
 }
 
 void InFlight::Push(Pending pending) {

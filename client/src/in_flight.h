@@ -99,10 +99,12 @@ class InFlight {
     InFlight(const InFlight &) = delete;
     InFlight &operator=(const InFlight &) = delete;
 
-    // Waits, mu held by `lock`, while max_in_flight operations are
-    // outstanding (not on the progress thread: a completion callback's
-    // submissions would wait for itself).
-    void AwaitRoom(std::unique_lock<std::mutex> &lock);
+    // Whether there is room for one more operation: waits for it, mu held
+    // by `lock`, while max_in_flight operations are outstanding, or, with
+    // `wait` false, answers false at once. On the progress thread there is
+    // always room: a completion callback's submissions would wait for
+    // itself.
+    bool AwaitRoom(std::unique_lock<std::mutex> &lock, bool wait = true);
     // Queues `pending` (mu held); the progress thread starts on first use.
     void Push(Pending pending);
     bool empty() const { return queue_.empty(); }

@@ -25,13 +25,26 @@ Region::Impl::HeldPosts::~HeldPosts() {
         impl_.members_.HoldPosts(false);  // the members now, should they have changed
 }
 
+bool Region::Impl::Room(std::unique_lock<std::mutex> &lock, Completion &done) {
+    if (in_flight_.AwaitRoom(lock, options_.wait_for_room))
+        return true;
+    const size_t most = options_.max_in_flight == 0 ? kDefaultMaxInFlight : options_.max_in_flight;
+    lock.unlock();
+    done(Status(StatusCode::kResourceExhausted,
+                std::to_string(most) +
+                    " asynchronous operations are outstanding on the region (max_in_flight): "
+                    "nothing submitted; submit again once one completes"));
+    return false;
+}
+
 void Region::Impl::WriteAsync(uint64_t offset, std::span<const std::byte> bytes, bool persist,
                               Completion done) {
     Pending p;
     p.op = {persist ? Op::Kind::kWritePersist : Op::Kind::kWrite, offset, bytes.size()};
     p.done = std::move(done);
     std::unique_lock lock(mu_);
-    in_flight_.AwaitRoom(lock);
+    if (!Room(lock, p.done))
+        return;
     const HeldPosts held(*this);
     // A refusal before anything was posted goes through neither Finish
     // nor Pinned, as a synchronous call's.
@@ -55,7 +68,8 @@ void Region::Impl::PersistAsync(uint64_t offset, uint64_t length, Completion don
     p.op = {Op::Kind::kPersist, offset, length};
     p.done = std::move(done);
     std::unique_lock lock(mu_);
-    in_flight_.AwaitRoom(lock);
+    if (!Room(lock, p.done))
+        return;
     const HeldPosts held(*this);
     if ((p.status = Admit(p.op, true, false)).ok()) {
         p.finish = true;
@@ -79,7 +93,8 @@ void Region::Impl::CommitAsync(std::vector<Batch::Entry> entries, Completion don
     const Span covering = Covering(ranges);
     p.op = {Op::Kind::kBatch, covering.offset, covering.length, entries.size()};
     std::unique_lock lock(mu_);
-    in_flight_.AwaitRoom(lock);
+    if (!Room(lock, p.done))
+        return;
     const HeldPosts held(*this);
     if (!p.status.ok())
         ;
@@ -102,7 +117,8 @@ void Region::Impl::ReadAsync(uint64_t offset, std::span<std::byte> out, size_t i
     p.op = {Op::Kind::kRead, offset, out.size(), 0, index};
     p.done = std::move(done);
     std::unique_lock lock(mu_);
-    in_flight_.AwaitRoom(lock);
+    if (!Room(lock, p.done))
+        return;
     if (!(p.status = Admit(p.op, false, true)).ok())
         ;
     else if (attention_ && read_only_ && !members_.legacy())

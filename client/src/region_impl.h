@@ -52,6 +52,8 @@ constexpr size_t kGroupPersistsInFlight = 4;
 // How many bytes more than its persists' own a group's covering range may
 // span (JoinsGroup).
 constexpr uint64_t kGroupSlack = 64 << 10;
+// OpenOptions::max_in_flight's default.
+constexpr size_t kDefaultMaxInFlight = 64;
 class Region::Impl : private FanOut::Failures, private InFlight::Completer {
   public:
     using Registered = BufferTable::Buffer;
@@ -62,7 +64,9 @@ class Region::Impl : private FanOut::Failures, private InFlight::Completer {
         : name_(std::move(name)),
           options_(std::move(options)),
           fan_out_(members_, mu_, options_.operation_timeout, *this),
-          in_flight_(mu_, options_.max_in_flight == 0 ? 64 : options_.max_in_flight, *this) {}
+          in_flight_(mu_,
+                     options_.max_in_flight == 0 ? kDefaultMaxInFlight : options_.max_in_flight,
+                     *this) {}
     ~Impl() {
         StopMaintenance();
         in_flight_.Stop();
@@ -114,8 +118,9 @@ class Region::Impl : private FanOut::Failures, private InFlight::Completer {
     // longer has session `session_id` (Readd's barrier).
     Status AwaitSessionEnd(ControlPlane &control, const std::string &session_id) const;
     // The asynchronous operations (region_async.cc): posted at once (after
-    // waiting, on the calling thread, while max_in_flight are outstanding),
-    // completed by the progress thread in submission order.
+    // waiting, on the calling thread, while max_in_flight are outstanding,
+    // or refused then: OpenOptions::wait_for_room), completed by the
+    // progress thread in submission order.
     void WriteAsync(uint64_t offset, std::span<const std::byte> bytes, bool persist,
                     Completion done);
     void PersistAsync(uint64_t offset, uint64_t length, Completion done);
@@ -127,6 +132,10 @@ class Region::Impl : private FanOut::Failures, private InFlight::Completer {
     bool open_raced() const { return open_raced_ || fenced_; }
 
   private:
+    // Whether an asynchronous submission may go on, mu_ held by `lock`
+    // (InFlight::AwaitRoom); if not, `done` ran, with mu_ released, with
+    // kResourceExhausted.
+    bool Room(std::unique_lock<std::mutex> &lock, Completion &done);
     void StopMaintenance();
     void MaintenanceLoop();
     // One action of the controller's request, when it still applies.

@@ -16,6 +16,7 @@
 #include "rpma_client.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
+#include "tests/integration/stopped_daemon.h"
 #include "tests/integration/test_pki.h"
 
 namespace rpma::testing {
@@ -358,6 +359,64 @@ TEST_F(CApiAsyncTest, CloseWaitsForOutstandingOperationsAndDropsTheirCompletions
     // them all.
     OpenRegion();
     ExpectRecordsOnEachReplica(kOps);
+}
+
+TEST_F(CApiAsyncTest, WithNoWaitAFullRegionRefusesAtOnceAndTakesTheSubmissionLater) {
+    constexpr size_t kMost = 4;
+    auto options = Options();
+    options.flags = RPMA_CLIENT_OPEN_NO_WAIT;
+    options.max_in_flight = kMost;
+    // Longer than the test keeps a replica stopped: nothing is marked failed.
+    options.operation_timeout_ms = 30000;
+    ASSERT_EQ(OpenWith(&options, &region_), RPMA_CLIENT_OK) << rpma_client_last_error();
+    std::vector<std::vector<std::byte>> records;
+    for (size_t i = 0; i <= kMost; ++i)
+        records.push_back(Record(i));
+    {
+        // Replica 2 answers nothing: every submission stays outstanding.
+        Stopped lagging((*daemons_)[2]->process().pid());
+        ASSERT_TRUE(lagging.stopped());
+        for (size_t i = 0; i < kMost; ++i)
+            ASSERT_EQ(rpma_client_write_persist_async(region_, i * kRecord, records[i].data(),
+                                                      kRecord, Tag(i)),
+                      RPMA_CLIENT_OK)
+                << rpma_client_last_error();
+        // Full: refused at once, whatever the operation, nothing submitted.
+        EXPECT_EQ(rpma_client_write_persist_async(region_, kMost * kRecord, records[kMost].data(),
+                                                  kRecord, Tag(kMost)),
+                  RPMA_CLIENT_E_EXHAUSTED);
+        EXPECT_NE(std::string(rpma_client_last_error()).find("max_in_flight"), std::string::npos)
+            << rpma_client_last_error();
+        EXPECT_EQ(rpma_client_persist_async(region_, 0, kRecord, Tag(100)),
+                  RPMA_CLIENT_E_EXHAUSTED);
+        std::vector<std::byte> in(kRecord);
+        EXPECT_EQ(rpma_client_read_async(region_, 0, 0, in.data(), in.size(), Tag(101)),
+                  RPMA_CLIENT_E_EXHAUSTED);
+        rpma_client_batch *batch = nullptr;
+        ASSERT_EQ(rpma_client_batch_new(&batch), RPMA_CLIENT_OK);
+        EXPECT_EQ(rpma_client_commit_async(region_, batch, Tag(102)), RPMA_CLIENT_E_EXHAUSTED);
+        rpma_client_batch_free(batch);
+        // The refusals left no completion behind.
+        rpma_client_completion none;
+        EXPECT_EQ(rpma_client_poll(region_, &none, 1), 0);
+    }
+    // Resumed: the outstanding ones complete, in order; then there is room.
+    const std::vector<Completed> first = Await(region_, kMost);
+    ASSERT_EQ(first.size(), kMost);
+    for (size_t i = 0; i < kMost; ++i) {
+        EXPECT_EQ(first[i].user_data, Tag(i));
+        EXPECT_EQ(first[i].status, RPMA_CLIENT_OK) << first[i].message;
+    }
+    ASSERT_EQ(rpma_client_write_persist_async(region_, kMost * kRecord, records[kMost].data(),
+                                              kRecord, Tag(kMost)),
+              RPMA_CLIENT_OK)
+        << rpma_client_last_error();
+    const std::vector<Completed> last = Await(region_, 1);
+    ASSERT_EQ(last.size(), 1u);
+    EXPECT_EQ(last[0].user_data, Tag(kMost));
+    EXPECT_EQ(last[0].status, RPMA_CLIENT_OK) << last[0].message;
+    ExpectDrained(region_);
+    ExpectRecordsOnEachReplica(kMost + 1);
 }
 
 TEST_F(CApiAsyncTest, OpenOptionsOfASmallerSizeAreReadUpToIt) {

@@ -160,6 +160,52 @@ TEST_F(ReplicaSetDepthTest, WritesAreOnAStoppedDaemonsSocketTogether) {
     ExpectHistory({0});
 }
 
+TEST_F(ReplicaSetDepthTest, WithoutWaitingForRoomAFullRegionRefusesSubmissionsAtOnce) {
+    ASSERT_NO_FATAL_FAILURE(StartDaemons(1));
+    OpenOptions options;
+    options.max_in_flight = 2;
+    options.wait_for_room = false;
+    auto region = Open(options, Set());
+    ASSERT_TRUE(region.ok()) << region.status().ToString();
+    std::vector<std::future<client::Status>> writes;
+    {
+        // The daemon answers nothing: the first two stay outstanding.
+        Stopped stopped(daemons_[0]->process().pid());
+        ASSERT_TRUE(stopped.stopped());
+        for (size_t i = 0; i < 2; ++i)
+            writes.push_back((*region)->WritePersistAsync(i * kRecord, RecordBytes(i)));
+        // A future: ready at once, refused.
+        auto refused = (*region)->WritePersistAsync(2 * kRecord, RecordBytes(2));
+        ASSERT_EQ(refused.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+        EXPECT_EQ(refused.get().code(), client::StatusCode::kResourceExhausted);
+        // A callback: run on this thread before the call returns.
+        bool ran = false;
+        std::thread::id ran_on;
+        client::Status got;
+        (*region)->PersistAsync(0, kRecord, [&](client::Status s) {
+            ran = true;
+            ran_on = std::this_thread::get_id();
+            got = std::move(s);
+        });
+        EXPECT_TRUE(ran);
+        EXPECT_EQ(ran_on, std::this_thread::get_id());
+        EXPECT_EQ(got.code(), client::StatusCode::kResourceExhausted) << got.ToString();
+    }
+    for (size_t i = 0; i < writes.size(); ++i) {
+        const client::Status s = writes[i].get();
+        EXPECT_TRUE(s.ok()) << s.ToString();
+        if (s.ok())
+            acknowledged_.insert(i);
+    }
+    // Completed: room again.
+    const client::Status third = (*region)->WritePersistAsync(2 * kRecord, RecordBytes(2)).get();
+    EXPECT_TRUE(third.ok()) << third.ToString();
+    if (third.ok())
+        acknowledged_.insert(2);
+    region->reset();
+    ExpectHistory({0});
+}
+
 TEST_F(ReplicaSetDepthTest, CallbacksRunInOrderOnTheProgressThreadAndMaySubmitMore) {
     ASSERT_NO_FATAL_FAILURE(StartDaemons(3));
     constexpr size_t kMaxInFlight = 8, kWrites = 100, kRefused = 37, kChained = 3;

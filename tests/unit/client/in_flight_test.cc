@@ -3,7 +3,8 @@
 // tests'): completions in submission order, each callback once and without
 // the mutex, later operations already done completed in the same round, a
 // callback's submissions never waiting for room, submitters waiting at
-// max_in_flight, and Stop completing what is queued.
+// max_in_flight (or told at once that there is none), and Stop completing
+// what is queued.
 #include "in_flight.h"
 
 #include <gtest/gtest.h>
@@ -212,6 +213,46 @@ TEST(InFlightTest, SubmittersWaitForRoomAtMaxInFlight) {
     }
     submitter.join();
     EXPECT_EQ(h.Finish(3), Seqs(1, 3));
+}
+
+TEST(InFlightTest, WithoutWaitingASubmitterIsToldAtOnceThatThereIsNoRoom) {
+    Harness h(2);
+    h.completer.Close();
+    {
+        std::unique_lock lock(h.mu);
+        EXPECT_TRUE(h.in_flight.AwaitRoom(lock, /*wait=*/false));
+        h.in_flight.Push(Operation(1, h.callbacks.For(1)));
+        EXPECT_TRUE(h.in_flight.AwaitRoom(lock, /*wait=*/false));
+        h.in_flight.Push(Operation(2, h.callbacks.For(2)));
+        // Two outstanding, none can complete: no room, and no wait for it.
+        EXPECT_FALSE(h.in_flight.AwaitRoom(lock, /*wait=*/false));
+        h.completer.Open();
+    }
+    EXPECT_TRUE(h.callbacks.AwaitCount(1));
+    {
+        std::unique_lock lock(h.mu);
+        // Completed: room again.
+        EXPECT_TRUE(h.in_flight.AwaitRoom(lock, /*wait=*/false));
+    }
+    EXPECT_EQ(h.Finish(2), Seqs(1, 2));
+}
+
+TEST(InFlightTest, ACallbacksSubmissionsAreNeverToldThereIsNoRoom) {
+    Harness h(1);
+    bool room = false;
+    {
+        std::unique_lock lock(h.mu);
+        h.in_flight.Push(Operation(1, [&](Status s) {
+            h.callbacks.For(1)(std::move(s));
+            std::unique_lock again(h.mu);
+            h.in_flight.Push(Operation(2, h.callbacks.For(2)));
+            // Full (operation 2 outstanding), but on the progress thread.
+            room = h.in_flight.AwaitRoom(again, /*wait=*/false);
+            h.in_flight.Push(Operation(3, h.callbacks.For(3)));
+        }));
+    }
+    EXPECT_EQ(h.Finish(3), Seqs(1, 3));
+    EXPECT_TRUE(room);
 }
 
 TEST(InFlightTest, StopCompletesEveryOperationQueued) {

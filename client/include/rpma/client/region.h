@@ -111,8 +111,18 @@ struct OpenOptions {
     bool repair_takeover = false;
     // How many asynchronous operations (*Async) may be outstanding on the
     // Region at once; a submission past it waits until the oldest completes
-    // (on the submitting thread). 0 means the default, 64.
+    // (on the submitting thread), or is refused (wait_for_room). 0 means the
+    // default, 64.
     size_t max_in_flight = 0;
+    // false: an asynchronous submission while max_in_flight operations are
+    // outstanding does not wait for room: nothing is submitted, and it
+    // completes at once with kResourceExhausted (a future ready; a
+    // Completion run on the submitting thread before the call returns, the
+    // one case where a Completion does not run on the progress thread). For
+    // an event loop that must never block: submit again once a completion
+    // came. A Completion's own submissions (on the progress thread) are
+    // never refused, as they never wait.
+    bool wait_for_room = true;
     // Group commit: an asynchronous WritePersist or Persist submitted while
     // several persists are still in flight on the Region does not post a
     // persist of its own; the progress thread posts one persist covering it
@@ -291,7 +301,9 @@ class Region {
     // holds up the completions behind it while it runs. A submission the
     // Region refuses at once (a range beyond it, a read-only Region's
     // write) completes through `done` as well. Every `done` has run when
-    // ~Region returns.
+    // ~Region returns. With OpenOptions::wait_for_room false, a submission
+    // refused for room runs `done` on the calling thread, before the call
+    // returns, with kResourceExhausted.
     void WriteAsync(uint64_t offset, std::span<const std::byte> bytes, Completion done);
     void PersistAsync(uint64_t offset, uint64_t length, Completion done);
     void WritePersistAsync(uint64_t offset, std::span<const std::byte> bytes, Completion done);
