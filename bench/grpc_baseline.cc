@@ -11,7 +11,7 @@
 
 #include "bench/depth.h"
 #include "bench/write_service.grpc.pb.h"
-#include "client/src/connect_channel.h"
+#include "util/connect_channel.h"
 
 namespace rpma_bench {
 namespace {
@@ -58,7 +58,7 @@ class GrpcWriters : public Client {
   public:
     explicit GrpcWriters(const std::vector<uint16_t> &ports) {
         for (uint16_t port : ports)
-            stubs_.push_back(WriteService::NewStub(rpma::client::ConnectChannel(
+            stubs_.push_back(WriteService::NewStub(rpma::util::ConnectChannel(
                 "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(),
                 grpc::ChannelArguments(), std::chrono::seconds(10))));
     }

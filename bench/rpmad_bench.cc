@@ -40,10 +40,10 @@
 #include "bench/child_processes.h"
 #include "bench/rounds.h"
 #include "bench/workload.h"
-#include "client/src/connect_channel.h"
 #include "proto/rpmad/v1/data_plane_wire.h"
 #include "proto/rpmad/v1/rpmad.grpc.pb.h"
 #include "rpma/rpma.hpp"
+#include "util/connect_channel.h"
 
 namespace {
 
@@ -147,9 +147,8 @@ uint64_t CpuTicks(pid_t pid) {
 class Control {
   public:
     explicit Control(const std::string &address)
-        : channel_(rpma::client::ConnectChannel(address, grpc::InsecureChannelCredentials(),
-                                                grpc::ChannelArguments(),
-                                                std::chrono::seconds(10))),
+        : channel_(rpma::util::ConnectChannel(address, grpc::InsecureChannelCredentials(),
+                                              grpc::ChannelArguments(), std::chrono::seconds(10))),
           regions_(v1::RegionService::NewStub(channel_)),
           sessions_(v1::SessionService::NewStub(channel_)) {}
 

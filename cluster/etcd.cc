@@ -1,8 +1,11 @@
 #include "cluster/etcd.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "cluster/endpoints.h"
+#include "util/connect_channel.h"
 #include "util/files.h"
 
 namespace rpma::cluster {
@@ -108,14 +111,17 @@ grpc::Status Etcd::Connect(const EtcdOptions &options, std::unique_ptr<Etcd> *et
     for (const std::string &e : options.endpoints) {
         Endpoint endpoint;
         endpoint.address = e.rfind("https://", 0) == 0 ? e.substr(8) : e;
-        // A subchannel of its own per endpoint, so that one member's
-        // reconnect backoff is not shared with anything else in the process.
+        // A subchannel of its own per endpoint (ConnectChannel), so that one
+        // member's reconnect backoff is not shared with anything else in the
+        // process; connected now, past a spurious first failure (a single
+        // endpoint has no other to fail over to).
         grpc::ChannelArguments arguments;
-        arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
         // Reconnect soon after a member comes back, not after gRPC's
         // default backoff of up to two minutes.
         arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-        endpoint.channel = grpc::CreateCustomChannel(endpoint.address, credentials, arguments);
+        endpoint.channel =
+            util::ConnectChannel(endpoint.address, credentials, arguments,
+                                 std::min(options.timeout, std::chrono::milliseconds(1000)));
         endpoint.kv = etcdserverpb::KV::NewStub(endpoint.channel);
         endpoint.lease = etcdserverpb::Lease::NewStub(endpoint.channel);
         made->endpoints_.push_back(std::move(endpoint));

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <optional>
 
-#include "client/src/connect_channel.h"
+#include "util/connect_channel.h"
 #include "util/files.h"
 
 namespace rpma::client {
@@ -68,8 +68,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Connect(const std::string &a
     // one listened would inherit the dead one's reconnect backoff (calls
     // failing fast for up to two minutes), which would make Readd of a
     // restarted replica fail.
-    control->channel_ = ConnectChannel(address, credentials, grpc::ChannelArguments(),
-                                       std::min(options.timeout, kConnectWindow));
+    control->channel_ = util::ConnectChannel(address, credentials, grpc::ChannelArguments(),
+                                             std::min(options.timeout, kConnectWindow));
     control->regions_ = rpmad::v1::RegionService::NewStub(control->channel_);
     control->sessions_ = rpmad::v1::SessionService::NewStub(control->channel_);
     control->daemon_ = rpmad::v1::DaemonService::NewStub(control->channel_);

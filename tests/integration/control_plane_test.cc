@@ -6,17 +6,17 @@
 // reached through a proxy that closes the connections it is told to.
 #include <gtest/gtest.h>
 
-#include "client/src/connect_channel.h"
 #include "rpma/client/control_plane.h"
 #include "tests/integration/cut_proxy.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
+#include "util/connect_channel.h"
 
 namespace rpma::testing {
 namespace {
 
 using rpma::client::ControlPlane;
-using rpma::client::kConnectAttempts;
+using rpma::util::kConnectAttempts;
 
 class ControlPlaneTest : public ::testing::Test {
   protected:
@@ -81,8 +81,8 @@ TEST_F(ControlPlaneTest, AConnectionNotMadeWithinTheWindowIsLeftToGrpc) {
     ASSERT_NE(proxy.port(), 0);
     proxy.Hold();
     const auto channel =
-        rpma::client::ConnectChannel(proxy.address(), grpc::InsecureChannelCredentials(),
-                                     grpc::ChannelArguments(), std::chrono::milliseconds(200));
+        rpma::util::ConnectChannel(proxy.address(), grpc::InsecureChannelCredentials(),
+                                   grpc::ChannelArguments(), std::chrono::milliseconds(200));
     ASSERT_NE(channel, nullptr);
     EXPECT_EQ(channel->GetState(false), GRPC_CHANNEL_CONNECTING);
     // Released, the same connection (the only one) completes.

@@ -14,10 +14,10 @@
 #include <memory>
 #include <string>
 
-#include "client/src/connect_channel.h"
 #include "etcd/etcdserver/api/v3election/v3electionpb/v3election.grpc.pb.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 #include "tests/integration/etcd_cluster.h"
+#include "util/connect_channel.h"
 
 namespace rpma::testing {
 namespace {
@@ -41,9 +41,9 @@ class EtcdApiTest : public ::testing::Test {
         std::string error;
         etcd_ = EtcdCluster::Start(1, &error);
         ASSERT_NE(etcd_, nullptr) << error;
-        channel_ = rpma::client::ConnectChannel(etcd_->ClientAddress(0),
-                                                grpc::InsecureChannelCredentials(),
-                                                grpc::ChannelArguments(), std::chrono::seconds(10));
+        channel_ =
+            rpma::util::ConnectChannel(etcd_->ClientAddress(0), grpc::InsecureChannelCredentials(),
+                                       grpc::ChannelArguments(), std::chrono::seconds(10));
         kv_ = KV::NewStub(channel_);
     }
 

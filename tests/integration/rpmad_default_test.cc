@@ -19,8 +19,8 @@
 
 #include <gtest/gtest.h>
 
-#include "client/src/connect_channel.h"
 #include "tests/integration/rpmad_harness.h"
+#include "util/connect_channel.h"
 
 namespace rpma::testing {
 namespace {
@@ -62,9 +62,8 @@ TEST(RpmadDefaultTest, NoArgumentsServesOnLoopbackWithThePoolInVarLibRpmad) {
                            std::chrono::seconds(20)))
         << rpmad->Describe();
 
-    auto channel =
-        rpma::client::ConnectChannel("127.0.0.1:7300", grpc::InsecureChannelCredentials(),
-                                     grpc::ChannelArguments(), std::chrono::seconds(10));
+    auto channel = rpma::util::ConnectChannel("127.0.0.1:7300", grpc::InsecureChannelCredentials(),
+                                              grpc::ChannelArguments(), std::chrono::seconds(10));
     v1::EffectiveConfig config;
     ASSERT_TRUE(
         v1::DaemonService::NewStub(channel)->GetConfig(Rpmad::Context().get(), {}, &config).ok());

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <thread>
 
-#include "client/src/connect_channel.h"
+#include "util/connect_channel.h"
 #include "util/host_port.h"
 
 namespace rpma::testing {
@@ -311,8 +311,8 @@ std::shared_ptr<grpc::Channel> Rpmad::ChannelWith(
     // address across the process, and a daemon restarted on the address of a
     // killed one would inherit its reconnect backoff (calls failing fast
     // meanwhile). Connected now, past a spurious first failure.
-    return rpma::client::ConnectChannel(control_, credentials, grpc::ChannelArguments(),
-                                        std::chrono::seconds(10));
+    return rpma::util::ConnectChannel(control_, credentials, grpc::ChannelArguments(),
+                                      std::chrono::seconds(10));
 }
 
 bool SessionClient::PostRead(uint64_t offset, size_t length) {

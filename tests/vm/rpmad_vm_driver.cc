@@ -35,9 +35,9 @@
 #include <thread>
 #include <vector>
 
-#include "client/src/connect_channel.h"
 #include "tests/integration/process.h"
 #include "tests/integration/rpmad_harness.h"
+#include "util/connect_channel.h"
 
 namespace rpma::testing {
 namespace {
@@ -54,7 +54,7 @@ int Fail(const std::string &what) {
 }
 
 std::unique_ptr<v1::RegionService::Stub> Regions(const std::string &control) {
-    return v1::RegionService::NewStub(rpma::client::ConnectChannel(
+    return v1::RegionService::NewStub(rpma::util::ConnectChannel(
         control, grpc::InsecureChannelCredentials(), grpc::ChannelArguments(), kConnectWindow));
 }
 
@@ -217,8 +217,8 @@ int Client(const std::string &addr) {
     const std::string control = addr + ":" + std::to_string(kControlPort);
     if (!CreateRegion(control, "data", kRegionSize) || !CreateRegion(control, "other", kRegionSize))
         return Fail("creating regions");
-    auto channel = rpma::client::ConnectChannel(control, grpc::InsecureChannelCredentials(),
-                                                grpc::ChannelArguments(), kConnectWindow);
+    auto channel = rpma::util::ConnectChannel(control, grpc::InsecureChannelCredentials(),
+                                              grpc::ChannelArguments(), kConnectWindow);
     auto sessions = v1::SessionService::NewStub(channel);
     auto open = [&](const std::string &region, v1::OpenSessionResponse *session) {
         v1::OpenSessionRequest request;

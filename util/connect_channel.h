@@ -3,7 +3,7 @@
 //
 // gRPC 1.51 (Debian 12's) can fail a connection attempt that is only in
 // progress: it reads connect(2)'s errno after other calls may have changed
-// it (grpc/grpc#35064, fixed in 1.61), and reports a stale errno ("No such
+// it (grpc/grpc#35064, fixed upstream at the end of 2023), and reports a stale errno ("No such
 // file or directory"). A channel whose attempt failed then fails every call
 // at once until its reconnect backoff ends, and pick_first stays in
 // TRANSIENT_FAILURE meanwhile, so a second attempt on the same channel cannot
@@ -13,8 +13,8 @@
 // LAN), and the channel returned fails its first call with the refusal, as
 // before. A connection still being made when `window` ends is left to gRPC
 // (a host that drops packets costs `window`, once).
-#ifndef CLIENT_SRC_CONNECT_CHANNEL_H
-#define CLIENT_SRC_CONNECT_CHANNEL_H
+#ifndef UTIL_CONNECT_CHANNEL_H
+#define UTIL_CONNECT_CHANNEL_H
 
 #include <grpcpp/grpcpp.h>
 
@@ -22,7 +22,7 @@
 #include <memory>
 #include <string>
 
-namespace rpma::client {
+namespace rpma::util {
 
 inline constexpr int kConnectAttempts = 3;
 
@@ -32,6 +32,6 @@ std::shared_ptr<grpc::Channel> ConnectChannel(
     const std::string &address, const std::shared_ptr<grpc::ChannelCredentials> &credentials,
     grpc::ChannelArguments arguments, std::chrono::milliseconds window);
 
-}  // namespace rpma::client
+}  // namespace rpma::util
 
-#endif  // CLIENT_SRC_CONNECT_CHANNEL_H
+#endif  // UTIL_CONNECT_CHANNEL_H

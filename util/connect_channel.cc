@@ -1,6 +1,6 @@
-#include "client/src/connect_channel.h"
+#include "util/connect_channel.h"
 
-namespace rpma::client {
+namespace rpma::util {
 namespace {
 
 // Whether the channel's first connection attempt failed before `until`;
@@ -31,4 +31,4 @@ std::shared_ptr<grpc::Channel> ConnectChannel(
     return channel;
 }
 
-}  // namespace rpma::client
+}  // namespace rpma::util
