@@ -119,9 +119,8 @@ grpc::Status Etcd::Connect(const EtcdOptions &options, std::unique_ptr<Etcd> *et
         // Reconnect soon after a member comes back, not after gRPC's
         // default backoff of up to two minutes.
         arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-        endpoint.channel =
-            util::ConnectChannel(endpoint.address, credentials, arguments,
-                                 std::min(options.timeout, std::chrono::milliseconds(1000)));
+        endpoint.channel = util::ConnectChannel(endpoint.address, credentials, arguments,
+                                                std::min(options.timeout, util::kConnectWindow));
         endpoint.kv = etcdserverpb::KV::NewStub(endpoint.channel);
         endpoint.lease = etcdserverpb::Lease::NewStub(endpoint.channel);
         made->endpoints_.push_back(std::move(endpoint));

@@ -25,6 +25,10 @@
 namespace rpma::util {
 
 inline constexpr int kConnectAttempts = 3;
+// The window the product's clients give a first connection (or their call
+// timeout, if shorter); one still being made then is left to the first
+// call.
+inline constexpr std::chrono::milliseconds kConnectWindow{1000};
 
 // `arguments` gets GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL: each channel has a
 // subchannel, and a reconnect backoff, of its own.

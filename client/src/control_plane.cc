@@ -10,10 +10,6 @@
 namespace rpma::client {
 namespace {
 
-// How long Connect waits for its first connection; one still being made
-// then is left to the first call.
-constexpr std::chrono::milliseconds kConnectWindow{1000};
-
 Result<std::string> ReadPem(const std::string &path, const char *what) {
     int error = 0;
     std::optional<std::string> text = util::ReadWholeFile(path, &error);
@@ -69,7 +65,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::Connect(const std::string &a
     // failing fast for up to two minutes), which would make Readd of a
     // restarted replica fail.
     control->channel_ = util::ConnectChannel(address, credentials, grpc::ChannelArguments(),
-                                             std::min(options.timeout, kConnectWindow));
+                                             std::min(options.timeout, util::kConnectWindow));
     control->regions_ = rpmad::v1::RegionService::NewStub(control->channel_);
     control->sessions_ = rpmad::v1::SessionService::NewStub(control->channel_);
     control->daemon_ = rpmad::v1::DaemonService::NewStub(control->channel_);
