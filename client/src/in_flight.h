@@ -108,6 +108,7 @@ class InFlight {
     // Queues `pending` (mu held); the progress thread starts on first use.
     void Push(Pending pending);
     bool empty() const { return queue_.empty(); }
+    size_t max_in_flight() const { return max_in_flight_; }
     bool OnProgressThread() const { return std::this_thread::get_id() == progress_id_; }
     // Lets the progress thread complete what is queued, then joins it
     // (mu not held). Before the Region's members go.

@@ -28,7 +28,7 @@ Region::Impl::HeldPosts::~HeldPosts() {
 bool Region::Impl::Room(std::unique_lock<std::mutex> &lock, Completion &done) {
     if (in_flight_.AwaitRoom(lock, options_.wait_for_room))
         return true;
-    const size_t most = options_.max_in_flight == 0 ? kDefaultMaxInFlight : options_.max_in_flight;
+    const size_t most = in_flight_.max_in_flight();
     lock.unlock();
     done(Status(StatusCode::kResourceExhausted,
                 std::to_string(most) +

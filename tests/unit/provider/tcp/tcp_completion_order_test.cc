@@ -44,14 +44,6 @@ const char *TestAddr() {
     return addr != nullptr && *addr != '\0' ? addr : "127.0.0.1";
 }
 
-// A port nothing listens on right now (tests/support/free_port.h).
-std::string FreePort() {
-    const uint16_t port = rpma::testing::FreePort();
-    if (port == 0)
-        ADD_FAILURE() << "cannot pick a free port";
-    return std::to_string(port);
-}
-
 rpma_conn_cfg *SharedChannelCfg() {
     rpma_conn_cfg *cfg = nullptr;
     EXPECT_EQ(rpma_conn_cfg_new(&cfg), 0);
@@ -182,7 +174,9 @@ class CompletionOrder : public ::testing::Test {
         ibv_context *ctx = nullptr;
         ASSERT_EQ(rpma_utils_get_ibv_context(TestAddr(), RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx), 0);
         ASSERT_EQ(rpma_peer_new(ctx, &peer_), 0);
-        const std::string port = FreePort();
+        const uint16_t free_port = rpma::testing::FreePort();
+        ASSERT_NE(free_port, 0) << "cannot pick a free port";
+        const std::string port = std::to_string(free_port);
         ASSERT_EQ(rpma_ep_listen(peer_, TestAddr(), port.c_str(), &ep_), 0);
         if (client_shared)
             client_cfg_ = SharedChannelCfg();
